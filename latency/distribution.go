@@ -1,0 +1,220 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Distribution draws service times. Sample consumes a fixed, documented
+// number of values from src per call, so a seeded sequence is reproducible.
+type Distribution interface {
+	Sample(src Source) time.Duration
+}
+
+// Fixed always returns D and consumes nothing from the source.
+type Fixed struct{ D time.Duration }
+
+// Sample returns f.D.
+func (f Fixed) Sample(Source) time.Duration { return f.D }
+
+// Uniform draws from [Min, Max]. With Resolution 0 the draw is continuous
+// (Max itself has probability zero); with Resolution r > 0 it is one of the
+// equally likely values Min, Min+r, ..., Max, which is how "80 through 240
+// milliseconds" is read: min + floor(u * ((max-min)/r + 1)) * r. One value
+// is consumed per sample.
+type Uniform struct {
+	Min, Max   time.Duration
+	Resolution time.Duration
+}
+
+// Sample draws one value.
+func (u Uniform) Sample(src Source) time.Duration {
+	x := src.Float64()
+	if u.Resolution <= 0 {
+		return u.Min + time.Duration(x*float64(u.Max-u.Min))
+	}
+	steps := int64((u.Max-u.Min)/u.Resolution) + 1
+	return u.Min + time.Duration(int64(x*float64(steps)))*u.Resolution
+}
+
+// LogNormal draws Median * exp(Spread * Z) with Z standard normal (Box–Muller
+// on two source values), so Median is the distribution's median and Spread
+// the standard deviation of its logarithm. Spread 0 returns Median and
+// consumes nothing.
+type LogNormal struct {
+	Median time.Duration
+	Spread float64
+}
+
+// Sample draws one value, consuming two source values when Spread > 0.
+func (l LogNormal) Sample(src Source) time.Duration {
+	if l.Spread == 0 {
+		return l.Median
+	}
+	u1, u2 := src.Float64(), src.Float64()
+	z := math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+	return time.Duration(float64(l.Median) * math.Exp(l.Spread*z))
+}
+
+// Weighted is one component of a Mixture.
+type Weighted struct {
+	Weight float64
+	Dist   Distribution
+}
+
+// Mixture picks a component with probability proportional to its weight
+// (one source value, compared with the cumulative weights in order), then
+// samples that component.
+type Mixture []Weighted
+
+// Sample draws one value.
+func (m Mixture) Sample(src Source) time.Duration {
+	total := 0.0
+	for _, c := range m {
+		total += c.Weight
+	}
+	// Comparing u with cum/total (not u*total with cum) makes weights
+	// 75, 20, 5 behave exactly like the thresholds 0.75 and 0.95.
+	u := src.Float64()
+	cum := 0.0
+	for _, c := range m {
+		cum += c.Weight
+		if u < cum/total {
+			return c.Dist.Sample(src)
+		}
+	}
+	return m[len(m)-1].Dist.Sample(src)
+}
+
+// Hang returns Duration with probability P, otherwise a sample of Base. One
+// source value decides; Base is sampled only when the call does not hang.
+type Hang struct {
+	P        float64
+	Duration time.Duration
+	Base     Distribution
+}
+
+// Sample draws one value.
+func (h Hang) Sample(src Source) time.Duration {
+	if src.Float64() < h.P {
+		return h.Duration
+	}
+	return h.Base.Sample(src)
+}
+
+// Spec is the configuration form of a Distribution, as written in YAML or
+// JSON. Kind selects which fields apply; Build validates them.
+type Spec struct {
+	Kind       string        `yaml:"kind" json:"kind"`
+	Value      time.Duration `yaml:"value,omitempty" json:"value,omitempty"`
+	Min        time.Duration `yaml:"min,omitempty" json:"min,omitempty"`
+	Max        time.Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	Resolution time.Duration `yaml:"resolution,omitempty" json:"resolution,omitempty"`
+	Median     time.Duration `yaml:"median,omitempty" json:"median,omitempty"`
+	Spread     float64       `yaml:"spread,omitempty" json:"spread,omitempty"`
+	Components []Component   `yaml:"components,omitempty" json:"components,omitempty"`
+	// HangProbability and HangDuration wrap any kind in a Hang.
+	HangProbability float64       `yaml:"hang_probability,omitempty" json:"hang_probability,omitempty"`
+	HangDuration    time.Duration `yaml:"hang_duration,omitempty" json:"hang_duration,omitempty"`
+}
+
+// Component is one weighted part of a mixture Spec.
+type Component struct {
+	Weight float64 `yaml:"weight" json:"weight"`
+	Spec   `yaml:",inline" json:",inline"`
+}
+
+// Kinds lists the valid values of Spec.Kind.
+var Kinds = []string{"fixed", "uniform", "lognormal", "mixture"}
+
+// Build validates s and returns its Distribution. Errors name the offending
+// field relative to s (prefix them with where s came from).
+func (s Spec) Build() (Distribution, error) {
+	d, err := s.buildBase()
+	if err != nil {
+		return nil, err
+	}
+	if s.HangProbability < 0 || s.HangProbability > 1 || math.IsNaN(s.HangProbability) {
+		return nil, fmt.Errorf("hang_probability: %v is not in [0, 1]", s.HangProbability)
+	}
+	if s.HangDuration < 0 {
+		return nil, fmt.Errorf("hang_duration: %v is negative", s.HangDuration)
+	}
+	if s.HangProbability > 0 {
+		if s.HangDuration == 0 {
+			return nil, errors.New("hang_duration: must be > 0 when hang_probability is set")
+		}
+		d = Hang{P: s.HangProbability, Duration: s.HangDuration, Base: d}
+	}
+	return d, nil
+}
+
+func (s Spec) buildBase() (Distribution, error) {
+	switch s.Kind {
+	case "fixed":
+		if s.Value < 0 {
+			return nil, fmt.Errorf("value: %v is negative", s.Value)
+		}
+		return Fixed{s.Value}, nil
+	case "uniform":
+		if s.Min < 0 {
+			return nil, fmt.Errorf("min: %v is negative", s.Min)
+		}
+		if s.Max < s.Min {
+			return nil, fmt.Errorf("max: %v is below min %v", s.Max, s.Min)
+		}
+		if s.Resolution < 0 {
+			return nil, fmt.Errorf("resolution: %v is negative", s.Resolution)
+		}
+		if s.Resolution > 0 && (s.Max-s.Min)%s.Resolution != 0 {
+			return nil, fmt.Errorf("resolution: %v does not divide max-min %v", s.Resolution, s.Max-s.Min)
+		}
+		return Uniform{Min: s.Min, Max: s.Max, Resolution: s.Resolution}, nil
+	case "lognormal":
+		if s.Median <= 0 {
+			return nil, fmt.Errorf("median: %v must be > 0", s.Median)
+		}
+		if s.Spread < 0 || s.Spread > 5 || math.IsNaN(s.Spread) {
+			return nil, fmt.Errorf("spread: %v is not in [0, 5]", s.Spread)
+		}
+		return LogNormal{Median: s.Median, Spread: s.Spread}, nil
+	case "mixture":
+		if len(s.Components) == 0 {
+			return nil, errors.New("components: a mixture needs at least one")
+		}
+		m := make(Mixture, 0, len(s.Components))
+		for i, c := range s.Components {
+			if !(c.Weight > 0) || math.IsInf(c.Weight, 0) {
+				return nil, fmt.Errorf("components[%d].weight: %v must be > 0", i, c.Weight)
+			}
+			d, err := c.Spec.Build()
+			if err != nil {
+				return nil, fmt.Errorf("components[%d].%w", i, err)
+			}
+			m = append(m, Weighted{Weight: c.Weight, Dist: d})
+		}
+		return m, nil
+	case "":
+		return nil, fmt.Errorf("kind: missing (one of %s)", strings.Join(Kinds, ", "))
+	default:
+		return nil, fmt.Errorf("kind: %q is not one of %s", s.Kind, strings.Join(Kinds, ", "))
+	}
+}
+
+// ConcurrencySimulation is the seeded duration distribution of the published
+// concurrency simulation: 75% from 80 through 240 ms, 20% from 241 through
+// 500 ms, 5% from 800 through 1200 ms, whole milliseconds.
+func ConcurrencySimulation() Spec {
+	ms := time.Millisecond
+	comp := func(w float64, lo, hi time.Duration) Component {
+		return Component{Weight: w, Spec: Spec{Kind: "uniform", Min: lo, Max: hi, Resolution: ms}}
+	}
+	return Spec{Kind: "mixture", Components: []Component{
+		comp(75, 80*ms, 240*ms),
+		comp(20, 241*ms, 500*ms),
+		comp(5, 800*ms, 1200*ms),
+	}}
+}
