@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the command when LOADLAB_RUN_MAIN is set, so
+// the signal test exercises the real main without a separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOADLAB_RUN_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
+	dir := t.TempDir()
+	badYAML := dir + "/bad.yaml"
+	if err := os.WriteFile(badYAML, []byte("records:\n  workers: -3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero workers", []string{"--records-workers", "0"}, "records.workers"},
+		{"not a number", []string{"--enrichment-queue", "x"}, "-enrichment-queue"},
+		{"bad duration", []string{"--slow-write-time", "fast"}, "-slow-write-time"},
+		{"unknown profile", []string{"--profile", "nope"}, "healthy, slow-enrichment, slow-write"},
+		{"public without token", []string{"--listen", "0.0.0.0:9"}, "admin_token"},
+		{"config file field", []string{"--config", badYAML}, "records.workers"},
+		{"missing config file", []string{"--config", dir + "/none.yaml"}, "no such file"},
+		{"unknown flag", []string{"--wat"}, "wat"},
+		{"stray argument", []string{"extra"}, "extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, &stdout, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and a message containing %q", code, stderr.String(), tt.want)
+			}
+			if strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+				t.Errorf("stderr has more than one line: %q", stderr.String())
+			}
+		})
+	}
+}
+
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	path := t.TempDir() + "/c.yaml"
+	if err := os.WriteFile(path, []byte("records:\n  workers: 3\n  queue: 4\n  reject_status: 429\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := parseConfig([]string{"--config", path, "--records-workers", "5", "--slow-write-time", "90ms"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Records.Workers != 5 || cfg.Records.Queue != 4 || cfg.Records.RejectStatus != 429 {
+		t.Errorf("records %+v; want workers 5 from the flag, queue 4 and 429 from the file", cfg.Records)
+	}
+	if got := cfg.Profiles["slow-write"].Records.Value; got != 90*time.Millisecond {
+		t.Errorf("slow-write time %v, want 90ms", got)
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "--admin-token") && !strings.Contains(stdout.String(), "-admin-token") {
+		t.Errorf("exit %d, help %q", code, stdout.String())
+	}
+}
+
+// Real time: SIGTERM while a write is in service; the write completes and
+// the process exits 0.
+func TestSIGTERMDrainsThenExitsZero(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0", "--healthy-write-time", "400ms")
+	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no start line: %v (%s)", err, stderr.String())
+	}
+	url := strings.Fields(strings.TrimPrefix(line, "mockservice listening on "))[0]
+	got := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(url+"/records", "application/json", strings.NewReader(`{"id":"a","complete":true}`))
+		if err != nil {
+			got <- -1
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	time.Sleep(150 * time.Millisecond) // the write is in service
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-got; code != http.StatusCreated {
+		t.Errorf("in-flight write got %d, want 201", code)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v, want 0 (%s)", err, stderr.String())
+	}
+}

@@ -1,0 +1,542 @@
+package mockservice_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+// startService runs the real service on a loopback port until the test ends.
+func startService(t *testing.T, cfg mockservice.Config) (string, *mockservice.Service) {
+	t.Helper()
+	svc, err := mockservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String(), svc
+}
+
+type reply struct {
+	status    int
+	queueWait time.Duration
+	body      []byte
+	err       error
+}
+
+func post(client *http.Client, url, body string) reply {
+	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return reply{err: err}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	ms, _ := strconv.ParseFloat(resp.Header.Get(mockservice.HeaderQueueWait), 64)
+	return reply{status: resp.StatusCode, queueWait: time.Duration(ms * float64(time.Millisecond)), body: b}
+}
+
+func writeBody(id string) string { return fmt.Sprintf(`{"id":%q,"complete":true}`, id) }
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Real time: 13 writes at once under slow-write (150 ms per write, doubled
+// by the time scale for slack) against 6 workers and 6 queue slots.
+func TestThirteenWritesUnderSlowWrite(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.Profile = mockservice.ProfileSlowWrite
+	cfg.TimeScale = 2
+	url, _ := startService(t, cfg)
+
+	const n = 13
+	replies := make([]reply, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			replies[i] = post(client, url+"/records", writeBody(fmt.Sprint("r", i)))
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	var created, refused, immediate, queued int
+	for i, r := range replies {
+		switch {
+		case r.err != nil:
+			t.Fatalf("request %d: %v", i, r.err)
+		case r.status == http.StatusServiceUnavailable:
+			refused++
+		case r.status == http.StatusCreated && r.queueWait < 150*time.Millisecond:
+			created++
+			immediate++
+		case r.status == http.StatusCreated:
+			created++
+			queued++
+		default:
+			t.Errorf("request %d: status %d %s", i, r.status, r.body)
+		}
+	}
+	if created != 12 || refused != 1 || immediate != 6 || queued != 6 {
+		t.Errorf("got %d created (%d at once, %d after queueing), %d refused; want 12 (6, 6), 1",
+			created, immediate, queued, refused)
+	}
+	want := `
+# HELP loadlab_mock_requests_total Requests that reached a station, by how they ended: served, rejected (queue full), served_after_client_left, cancelled (client left, cancel-on-disconnect on).
+# TYPE loadlab_mock_requests_total counter
+loadlab_mock_requests_total{outcome="cancelled",service="enrichment"} 0
+loadlab_mock_requests_total{outcome="cancelled",service="records"} 0
+loadlab_mock_requests_total{outcome="rejected",service="enrichment"} 0
+loadlab_mock_requests_total{outcome="rejected",service="records"} 1
+loadlab_mock_requests_total{outcome="served",service="enrichment"} 0
+loadlab_mock_requests_total{outcome="served",service="records"} 12
+loadlab_mock_requests_total{outcome="served_after_client_left",service="enrichment"} 0
+loadlab_mock_requests_total{outcome="served_after_client_left",service="records"} 0
+# HELP loadlab_mock_offered_concurrency_high_water Most HTTP requests open at the station at once since the last reset.
+# TYPE loadlab_mock_offered_concurrency_high_water gauge
+loadlab_mock_offered_concurrency_high_water{service="enrichment"} 0
+loadlab_mock_offered_concurrency_high_water{service="records"} 13
+# HELP loadlab_mock_busy_workers_high_water Most workers busy at once since the last reset.
+# TYPE loadlab_mock_busy_workers_high_water gauge
+loadlab_mock_busy_workers_high_water{service="enrichment"} 0
+loadlab_mock_busy_workers_high_water{service="records"} 6
+# HELP loadlab_mock_queue_length_high_water Longest queue since the last reset.
+# TYPE loadlab_mock_queue_length_high_water gauge
+loadlab_mock_queue_length_high_water{service="enrichment"} 0
+loadlab_mock_queue_length_high_water{service="records"} 6
+# HELP loadlab_mock_stored_writes Distinct record ids stored since the last reset.
+# TYPE loadlab_mock_stored_writes gauge
+loadlab_mock_stored_writes 12
+`
+	if err := testutil.ScrapeAndCompare(url+"/metrics", strings.NewReader(want),
+		"loadlab_mock_requests_total", "loadlab_mock_offered_concurrency_high_water",
+		"loadlab_mock_busy_workers_high_water", "loadlab_mock_queue_length_high_water",
+		"loadlab_mock_stored_writes"); err != nil {
+		t.Error(err)
+	}
+}
+
+// oneWorker is a records station with one worker, an unbounded queue and
+// fixed writes of d.
+func oneWorker(d time.Duration, cancel bool) mockservice.Config {
+	cfg := mockservice.DefaultConfig()
+	cfg.Records = mockservice.StationConfig{Workers: 1, Queue: mockservice.UnboundedQueue,
+		RejectStatus: 503, CancelOnDisconnect: cancel}
+	p := cfg.Profiles[mockservice.ProfileHealthy]
+	p.Records = latency.Spec{Kind: "fixed", Value: d}
+	cfg.Profiles[mockservice.ProfileHealthy] = p
+	return cfg
+}
+
+func TestQueueIsFIFO(t *testing.T) {
+	url, _ := startService(t, oneWorker(40*time.Millisecond, false))
+	client := &http.Client{Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			r := post(client, url+"/records", writeBody(fmt.Sprint("f", i)))
+			if r.err != nil || r.status != http.StatusCreated {
+				t.Errorf("request %d: %v %d", i, r.err, r.status)
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+		})
+		time.Sleep(15 * time.Millisecond) // arrival order 0, 1, 2, ...
+	}
+	wg.Wait()
+	if want := []int{0, 1, 2, 3, 4, 5}; !slices.Equal(order, want) {
+		t.Errorf("completion order %v, want %v", order, want)
+	}
+}
+
+func requests(svc *mockservice.Service, out mockservice.Outcome) float64 {
+	return svc.Stats().Stations[mockservice.Records].Requests[out]
+}
+
+func TestClientLeavingWhileQueuedIsStillServed(t *testing.T) {
+	url, svc := startService(t, oneWorker(200*time.Millisecond, false))
+	go post(&http.Client{}, url+"/records", writeBody("a"))
+	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	impatient := &http.Client{Timeout: 50 * time.Millisecond}
+	if r := post(impatient, url+"/records", writeBody("b")); r.err == nil {
+		t.Fatalf("impatient client got status %d, want a client timeout", r.status)
+	}
+	waitFor(t, "both writes done", func() bool {
+		return requests(svc, mockservice.OutcomeServed)+requests(svc, mockservice.OutcomeServedAfterClientLeft) == 2
+	})
+	st := svc.Stats()
+	rs := st.Stations[mockservice.Records]
+	if rs.Requests[mockservice.OutcomeServedAfterClientLeft] != 1 || rs.Requests[mockservice.OutcomeServed] != 1 {
+		t.Errorf("requests %v, want 1 served and 1 served after the client left", rs.Requests)
+	}
+	if rs.WastedSeconds < 0.19 || rs.WastedSeconds > 0.6 {
+		t.Errorf("wasted %.3f worker-seconds, want one write's 0.2 s", rs.WastedSeconds)
+	}
+	if st.StoredWrites != 2 {
+		t.Errorf("stored %d writes, want 2: the abandoned write is still stored", st.StoredWrites)
+	}
+	m, err := testutil.GatherAndCount(svc.Registry(), "loadlab_mock_wasted_worker_seconds_total")
+	if err != nil || m != 2 {
+		t.Errorf("wasted-work metric: %d series, %v", m, err)
+	}
+}
+
+func TestCancelOnDisconnectDropsQueuedWork(t *testing.T) {
+	url, svc := startService(t, oneWorker(200*time.Millisecond, true))
+	firstDone := make(chan reply, 1)
+	go func() { firstDone <- post(&http.Client{}, url+"/records", writeBody("a")) }()
+	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	if r := post(&http.Client{Timeout: 50 * time.Millisecond}, url+"/records", writeBody("b")); r.err == nil {
+		t.Fatalf("impatient client got status %d, want a client timeout", r.status)
+	}
+	waitFor(t, "cancellation counted", func() bool { return requests(svc, mockservice.OutcomeCancelled) == 1 })
+	// The next write waits only for the first, not for the dropped one.
+	third := post(&http.Client{Timeout: 5 * time.Second}, url+"/records", writeBody("c"))
+	if third.err != nil || third.status != http.StatusCreated {
+		t.Fatalf("third write: %v %d", third.err, third.status)
+	}
+	if third.queueWait > 150*time.Millisecond {
+		t.Errorf("third write waited %v in the queue; the dropped write should not have been served", third.queueWait)
+	}
+	<-firstDone
+	st := svc.Stats()
+	rs := st.Stations[mockservice.Records]
+	if rs.Requests[mockservice.OutcomeServed] != 2 || rs.WastedSeconds != 0 || st.StoredWrites != 2 {
+		t.Errorf("requests %v, wasted %.3f s, stored %d; want 2 served, 0 wasted, 2 stored",
+			rs.Requests, rs.WastedSeconds, st.StoredWrites)
+	}
+}
+
+func TestWritesAreStoredOnce(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.TimeScale = 0.01
+	url, svc := startService(t, cfg)
+	c := &http.Client{Timeout: 5 * time.Second}
+	for i, want := range []int{http.StatusCreated, http.StatusOK, http.StatusOK} {
+		if r := post(c, url+"/records", writeBody("same")); r.status != want {
+			t.Errorf("write %d: status %d, want %d", i, r.status, want)
+		}
+	}
+	if st := svc.Stats(); st.StoredWrites != 1 || st.DuplicateWrites != 2 {
+		t.Errorf("stored %d, duplicates %d; want 1, 2", st.StoredWrites, st.DuplicateWrites)
+	}
+}
+
+func do(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAdminProfileResetAndToken(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.AdminToken = "s3cret"
+	url, svc := startService(t, cfg)
+
+	if code, _ := do(t, "POST", url+"/admin/reset", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("reset without token: %d, want 401", code)
+	}
+	if code, _ := do(t, "GET", url+"/admin/stats", "wrong", ""); code != http.StatusUnauthorized {
+		t.Errorf("stats with a wrong token: %d, want 401", code)
+	}
+	code, body := do(t, "PUT", url+"/admin/profile", "s3cret", `{"profile":"nope"}`)
+	if code != http.StatusBadRequest || !strings.Contains(body, "healthy, slow-enrichment, slow-write") {
+		t.Errorf("unknown profile: %d %s, want 400 naming the valid ones", code, body)
+	}
+
+	c := &http.Client{Timeout: 5 * time.Second}
+	serviceMs := func() float64 {
+		resp, err := c.Post(url+"/records", "application/json", strings.NewReader(writeBody(fmt.Sprint(time.Now().UnixNano()))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ms, _ := strconv.ParseFloat(resp.Header.Get(mockservice.HeaderService), 64)
+		return ms
+	}
+	if ms := serviceMs(); ms < 29 || ms > 100 {
+		t.Errorf("healthy write took %.1f ms, want 30", ms)
+	}
+	if code, body := do(t, "PUT", url+"/admin/profile", "s3cret", `{"profile":"slow-write"}`); code != http.StatusOK {
+		t.Fatalf("switch profile: %d %s", code, body)
+	}
+	if ms := serviceMs(); ms < 149 || ms > 250 {
+		t.Errorf("slow-write write took %.1f ms, want 150", ms)
+	}
+	if st := svc.Stats(); st.StoredWrites != 2 || st.Stations[mockservice.Records].HighWater.Offered != 1 {
+		t.Fatalf("before reset: %+v", st)
+	}
+	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 2 {
+		t.Fatalf("service-time histogram count before reset %d, want 2", got)
+	}
+	if code, _ := do(t, "POST", url+"/admin/reset", "s3cret", ""); code != http.StatusOK {
+		t.Fatalf("reset: %d", code)
+	}
+	code, body = do(t, "GET", url+"/admin/stats", "s3cret", "")
+	var st mockservice.Stats
+	if err := json.Unmarshal([]byte(body), &st); err != nil || code != http.StatusOK {
+		t.Fatalf("stats: %d %s %v", code, body, err)
+	}
+	rs := st.Stations[mockservice.Records]
+	if st.StoredWrites != 0 || rs.HighWater.Offered != 0 || rs.Requests[mockservice.OutcomeServed] != 0 || st.Profile != "slow-write" {
+		t.Errorf("after reset: %+v; want zero counters and the profile kept", st)
+	}
+	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 0 {
+		t.Errorf("service-time histogram count after reset %d, want 0", got)
+	}
+}
+
+// histogramCount reads a histogram's sample count from the registry.
+func histogramCount(t *testing.T, svc *mockservice.Service, name, service string) uint64 {
+	t.Helper()
+	mfs, err := svc.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "service" && l.GetValue() == service {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{service=%q}", name, service)
+	return 0
+}
+
+func TestBadInput(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.TimeScale = 0.01
+	url, _ := startService(t, cfg)
+	big := `{"id":"` + strings.Repeat("x", mockservice.MaxBodyBytes) + `","complete":true}`
+	tests := []struct {
+		name, method, path, body string
+		want                     int
+	}{
+		{"malformed JSON", "POST", "/records", `{"id":`, 400},
+		{"trailing data", "POST", "/records", `{"id":"a","complete":true} {}`, 400},
+		{"missing id", "POST", "/records", `{"complete":true}`, 400},
+		{"missing complete", "POST", "/records", `{"id":"a"}`, 400},
+		{"wrong type", "POST", "/enrich", `{"record_id":5,"step":1}`, 400},
+		{"missing record_id", "POST", "/enrich", `{"step":1}`, 400},
+		{"missing step", "POST", "/enrich", `{"record_id":"a"}`, 400},
+		{"body too large", "POST", "/records", big, 413},
+		{"wrong method", "GET", "/records", "", 405},
+		{"wrong method on admin", "DELETE", "/admin/profile", "", 405},
+		{"malformed profile", "PUT", "/admin/profile", `[`, 400},
+		{"unknown path", "POST", "/nope", "{}", 404},
+		{"enrich ok", "POST", "/enrich", `{"record_id":"a","step":1}`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := do(t, tt.method, url+tt.path, "", tt.body)
+			if code != tt.want {
+				t.Fatalf("status %d (%s), want %d", code, body, tt.want)
+			}
+			if code == 400 || code == 413 {
+				var e struct{ Error string }
+				if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error == "" {
+					t.Errorf("body %q is not a JSON error", body)
+				}
+			}
+		})
+	}
+}
+
+func TestShutdownLetsWorkFinish(t *testing.T) {
+	cfg := oneWorker(300*time.Millisecond, false)
+	svc, err := mockservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, ln) }()
+	got := make(chan reply, 1)
+	go func() { got <- post(&http.Client{}, "http://"+ln.Addr().String()+"/records", writeBody("x")) }()
+	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	cancel()
+	if r := <-got; r.err != nil || r.status != http.StatusCreated {
+		t.Errorf("in-flight write: %v %d, want 201", r.err, r.status)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v, want a clean stop", err)
+	}
+}
+
+func TestShutdownTimeoutIsReported(t *testing.T) {
+	cfg := oneWorker(2*time.Second, false)
+	cfg.ShutdownTimeout = 50 * time.Millisecond
+	svc, err := mockservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, ln) }()
+	go post(&http.Client{}, "http://"+ln.Addr().String()+"/records", writeBody("x"))
+	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, mockservice.ErrForcedShutdown) {
+		t.Errorf("serve: %v, want ErrForcedShutdown", err)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*mockservice.Config)
+		want   string
+	}{
+		{"zero workers", func(c *mockservice.Config) { c.Records.Workers = 0 }, "records.workers:"},
+		{"queue below -1", func(c *mockservice.Config) { c.Enrichment.Queue = -2 }, "enrichment.queue:"},
+		{"reject 500", func(c *mockservice.Config) { c.Records.RejectStatus = 500 }, "records.reject_status:"},
+		{"unknown profile", func(c *mockservice.Config) { c.Profile = "x" }, `profile: "x" is not one of healthy, slow-enrichment, slow-write`},
+		{"public without token", func(c *mockservice.Config) { c.Listen = "0.0.0.0:80" }, "admin_token:"},
+		{"all interfaces without token", func(c *mockservice.Config) { c.Listen = ":8080" }, "admin_token:"},
+		{"bad listen", func(c *mockservice.Config) { c.Listen = "nope" }, "listen:"},
+		{"zero time scale", func(c *mockservice.Config) { c.TimeScale = 0 }, "time_scale:"},
+		{"bad profile field", func(c *mockservice.Config) {
+			p := c.Profiles["slow-write"]
+			p.Records.Value = -1
+			c.Profiles["slow-write"] = p
+		}, "profiles.slow-write.records.value:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mockservice.DefaultConfig()
+			tt.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	ok := mockservice.DefaultConfig()
+	ok.Listen, ok.AdminToken = "0.0.0.0:8080", "t"
+	if err := ok.Validate(); err != nil {
+		t.Errorf("public address with a token: %v", err)
+	}
+}
+
+func TestConfigFileRoundTrip(t *testing.T) {
+	c := mockservice.DefaultConfig()
+	c.Records.Workers = 9
+	out, err := c.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/c.yaml"
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := mockservice.DefaultConfig()
+	if err := mockservice.LoadConfigFile(path, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Records.Workers != 9 || got.Profiles["slow-write"].Records.Value != 150*time.Millisecond {
+		t.Errorf("round trip lost values: %+v", got)
+	}
+	if err := os.WriteFile(path, []byte("records:\n  wokers: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = mockservice.LoadConfigFile(path, &got)
+	if err == nil || !strings.Contains(err.Error(), "wokers") {
+		t.Errorf("unknown key: got %v, want an error naming it", err)
+	}
+}
+
+// promtool (Debian's prometheus package) must accept every metric name.
+func TestMetricsPassPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not installed; .ci/run installs Debian's prometheus package")
+		}
+		t.Skip("promtool not installed (apt-get install prometheus)")
+	}
+	cfg := mockservice.DefaultConfig()
+	cfg.TimeScale = 0.01
+	url, _ := startService(t, cfg)
+	post(http.DefaultClient, url+"/records", writeBody("m"))
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,307 @@
+package mockservice
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/latency"
+)
+
+// Outcome is how a request at a station ended. Every request that reaches
+// Station.Do ends in exactly one outcome.
+type Outcome string
+
+const (
+	// OutcomeServed: the work was done and the client was still there.
+	OutcomeServed Outcome = "served"
+	// OutcomeRejected: the queue was full; refused at once, no work done.
+	OutcomeRejected Outcome = "rejected"
+	// OutcomeServedAfterClientLeft: the client gave up (disconnected or
+	// timed out) before the work finished, and the work was done anyway.
+	// Its worker time counts as wasted.
+	OutcomeServedAfterClientLeft Outcome = "served_after_client_left"
+	// OutcomeCancelled: the client gave up and the station was configured
+	// to cancel on disconnect, so the work was dropped (from the queue, or
+	// part-way through service; that part counts as wasted).
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Outcomes lists every Outcome, in a stable order.
+var Outcomes = []Outcome{OutcomeServed, OutcomeRejected, OutcomeServedAfterClientLeft, OutcomeCancelled}
+
+// Defaults for a StationConfig.
+const (
+	DefaultRejectStatus = http.StatusServiceUnavailable
+	UnboundedQueue      = -1
+)
+
+// StationConfig is the shape of one station: N workers in front of a FIFO
+// queue of at most Queue waiting requests.
+type StationConfig struct {
+	// Workers is how many requests are served at once (≥ 1).
+	Workers int `yaml:"workers" json:"workers"`
+	// Queue is how many requests may wait for a worker; UnboundedQueue (-1)
+	// means no limit, 0 means a request that finds every worker busy is
+	// refused.
+	Queue int `yaml:"queue" json:"queue"`
+	// RejectStatus is the HTTP status of a refusal: 503 or 429.
+	RejectStatus int `yaml:"reject_status" json:"reject_status"`
+	// CancelOnDisconnect drops a request's work when its client goes away.
+	// Off by default: like the systems the source documents model, the
+	// server does not know the client gave up and does the work anyway.
+	CancelOnDisconnect bool `yaml:"cancel_on_disconnect" json:"cancel_on_disconnect"`
+}
+
+// Validate reports the first invalid field, named relative to the station.
+func (c StationConfig) Validate() error {
+	if c.Workers < 1 {
+		return fmt.Errorf("workers: %d must be ≥ 1", c.Workers)
+	}
+	if c.Queue < UnboundedQueue {
+		return fmt.Errorf("queue: %d must be ≥ 0, or -1 for unbounded", c.Queue)
+	}
+	if c.RejectStatus != http.StatusServiceUnavailable && c.RejectStatus != http.StatusTooManyRequests {
+		return fmt.Errorf("reject_status: %d must be 503 or 429", c.RejectStatus)
+	}
+	return nil
+}
+
+// Result describes one request's passage through a station.
+type Result struct {
+	Outcome Outcome
+	// QueueWait is the time from arrival to a worker (or to giving up).
+	QueueWait time.Duration
+	// Planned is the sampled service time after the time scale; Service is
+	// the time the worker was actually held.
+	Planned, Service time.Duration
+}
+
+// StationStats is a consistent snapshot of a station's counters and gauges.
+// Counters and high-water marks are since the last Reset.
+type StationStats struct {
+	Workers       int                 `json:"workers"`
+	QueueCapacity int                 `json:"queue_capacity"`
+	Busy          int                 `json:"busy"`
+	QueueLength   int                 `json:"queue_length"`
+	Offered       int                 `json:"offered"`
+	HighWater     HighWater           `json:"high_water"`
+	Requests      map[Outcome]float64 `json:"requests"`
+	WastedSeconds float64             `json:"wasted_worker_seconds"`
+}
+
+// HighWater holds the largest values seen since the last reset.
+type HighWater struct {
+	// Offered is the most HTTP requests open at the station at once,
+	// including those being refused: the concurrency the clients offered.
+	Offered int `json:"offered"`
+	Busy    int `json:"busy"`
+	Queue   int `json:"queue"`
+}
+
+// Station is a fixed pool of workers behind a bounded FIFO queue. It is safe
+// for concurrent use. Service times are drawn, in service order, from a
+// seeded generator, and multiplied by the time scale before being slept.
+type Station struct {
+	name      string
+	cfg       StationConfig
+	scale     float64
+	seed      uint32
+	observe   func(name string, queueWait, service time.Duration)
+	mu        sync.Mutex
+	dist      latency.Distribution
+	src       *latency.Mulberry32
+	busy      int
+	queue     list.List // of *waiter, front is next
+	offered   int
+	hwm       HighWater
+	requests  map[Outcome]float64
+	wastedSec float64
+}
+
+type waiter struct {
+	ready   chan struct{}
+	granted bool // set under Station.mu before ready is closed
+}
+
+// NewStation returns a station named name (used as the metric label) with
+// the given shape and service-time distribution. seed seeds its generator;
+// scale multiplies every sampled service time (1 is real time).
+func NewStation(name string, cfg StationConfig, dist latency.Distribution, seed uint32, scale float64) (*Station, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("mockservice: station %s: %w", name, err)
+	}
+	if !(scale > 0) {
+		return nil, fmt.Errorf("mockservice: station %s: time scale %v must be > 0", name, scale)
+	}
+	s := &Station{name: name, cfg: cfg, scale: scale, seed: seed, dist: dist,
+		src: latency.NewMulberry32(seed), requests: map[Outcome]float64{}}
+	return s, nil
+}
+
+// Name returns the station's name.
+func (s *Station) Name() string { return s.name }
+
+// SetDistribution switches the service-time distribution for requests that
+// start service from now on.
+func (s *Station) SetDistribution(d latency.Distribution) {
+	s.mu.Lock()
+	s.dist = d
+	s.mu.Unlock()
+}
+
+// Open records that one more request is open at the station and returns the
+// function that closes it. Call it for every HTTP request that reaches the
+// station, before anything else, so refusals count as offered concurrency.
+func (s *Station) Open() (close func()) {
+	s.mu.Lock()
+	s.offered++
+	s.hwm.Offered = max(s.hwm.Offered, s.offered)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.offered--
+		s.mu.Unlock()
+	}
+}
+
+// Do admits one request: it is served at once if a worker is free, queued if
+// the queue has room, refused otherwise. It blocks until the work is done
+// (or dropped). ctx is the client's: its end marks the client as gone, which
+// cancels the work only with CancelOnDisconnect.
+func (s *Station) Do(ctx context.Context) Result {
+	arrived := time.Now()
+	s.mu.Lock()
+	switch {
+	case s.busy < s.cfg.Workers:
+		s.busy++
+		s.hwm.Busy = max(s.hwm.Busy, s.busy)
+		s.mu.Unlock()
+	case s.cfg.Queue == UnboundedQueue || s.queue.Len() < s.cfg.Queue:
+		w := &waiter{ready: make(chan struct{})}
+		el := s.queue.PushBack(w)
+		s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
+		s.mu.Unlock()
+		if !s.waitTurn(ctx, w, el) {
+			wait := time.Since(arrived)
+			s.finish(OutcomeCancelled, 0)
+			return Result{Outcome: OutcomeCancelled, QueueWait: wait}
+		}
+	default:
+		s.requests[OutcomeRejected]++
+		s.mu.Unlock()
+		return Result{Outcome: OutcomeRejected}
+	}
+	wait := time.Since(arrived)
+
+	s.mu.Lock()
+	planned := time.Duration(float64(s.dist.Sample(s.src)) * s.scale)
+	s.mu.Unlock()
+
+	start := time.Now()
+	timer := time.NewTimer(planned)
+	cancelled := false
+	if s.cfg.CancelOnDisconnect {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			cancelled = true
+		}
+	} else {
+		<-timer.C
+	}
+	service := time.Since(start)
+	s.release()
+
+	out := OutcomeServed
+	switch {
+	case cancelled:
+		out = OutcomeCancelled
+	case ctx.Err() != nil:
+		out = OutcomeServedAfterClientLeft
+	}
+	wasted := time.Duration(0)
+	if out != OutcomeServed {
+		wasted = service
+	}
+	s.finish(out, wasted)
+	if s.observe != nil {
+		s.observe(s.name, wait, service)
+	}
+	return Result{Outcome: out, QueueWait: wait, Planned: planned, Service: service}
+}
+
+// waitTurn blocks until w is handed a worker (true) or, with
+// CancelOnDisconnect, the client leaves first (false; w is out of the queue).
+func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) bool {
+	if !s.cfg.CancelOnDisconnect {
+		<-w.ready
+		return true
+	}
+	select {
+	case <-w.ready:
+		return true
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if w.granted {
+		// A worker was handed over as the client left: give it back.
+		s.mu.Unlock()
+		s.release()
+		return false
+	}
+	s.queue.Remove(el)
+	s.mu.Unlock()
+	return false
+}
+
+// release hands the caller's worker to the head of the queue, or frees it.
+func (s *Station) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if front := s.queue.Front(); front != nil {
+		w := s.queue.Remove(front).(*waiter)
+		w.granted = true
+		close(w.ready)
+		return
+	}
+	s.busy--
+}
+
+func (s *Station) finish(out Outcome, wasted time.Duration) {
+	s.mu.Lock()
+	s.requests[out]++
+	s.wastedSec += wasted.Seconds()
+	s.mu.Unlock()
+}
+
+// Stats returns a snapshot of the station.
+func (s *Station) Stats() StationStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req := make(map[Outcome]float64, len(Outcomes))
+	for _, o := range Outcomes {
+		req[o] = s.requests[o]
+	}
+	return StationStats{
+		Workers: s.cfg.Workers, QueueCapacity: s.cfg.Queue,
+		Busy: s.busy, QueueLength: s.queue.Len(), Offered: s.offered,
+		HighWater: s.hwm, Requests: req, WastedSeconds: s.wastedSec,
+	}
+}
+
+// Reset zeroes the counters, re-seeds the generator, and sets every
+// high-water mark to its current value. Requests in progress are unaffected
+// and are counted when they end.
+func (s *Station) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = map[Outcome]float64{}
+	s.wastedSec = 0
+	s.src = latency.NewMulberry32(s.seed)
+	s.hwm = HighWater{Offered: s.offered, Busy: s.busy, Queue: s.queue.Len()}
+}
