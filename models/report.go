@@ -1,0 +1,193 @@
+package models
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/loadlab/loadlab/latency"
+)
+
+// WriteConcurrencyTable writes the scenario and the document's table of
+// medians, then the minimum–maximum ranges. Times are rounded half up to
+// whole milliseconds, as the document prints them.
+func WriteConcurrencyTable(w io.Writer, s ConcurrencyScenario, rep ConcurrencyReport) error {
+	n := int(s.SeedTo-s.SeedFrom) + 1
+	fmt.Fprintf(w, "Scenario: %d requests per workload, %d workers, FIFO queue, client timeout %d ms from issue, timed-out work continues to completion\n",
+		s.Requests, s.Workers, s.Timeout.Milliseconds())
+	fmt.Fprintf(w, "Durations: %s\n", DescribeSpec(s.Durations))
+	fmt.Fprintf(w, "Workloads: seeds %d through %d, Mulberry32\n", s.SeedFrom, s.SeedTo)
+	fmt.Fprintf(w, "Scenario SHA-256: %s\n\n", s.SHA256())
+	fmt.Fprintf(w, "Median trial value across %d shared seeded workloads\n", n)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Strategy\tCompleted\tTimed out\tClient outcome time\tServer drain time\tPeak in flight\tPeak server queue\tP95 queue wait\tWork after timeout\t")
+	for _, st := range rep.Strategies {
+		m := st.Median
+		fmt.Fprintf(tw, "%s\t%s / %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", st.Name, num(m.Completed), s.Requests, num(m.TimedOut),
+			secs(m.ClientOutcomeMs), secs(m.ServerDrainMs), num(m.PeakInFlight), num(m.PeakQueue),
+			msOrSecs(m.P95QueueWaitMs), msOrSecs(m.WorkAfterTimeoutMs))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nRange (minimum – maximum) across the same workloads\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Strategy\tCompleted\tTimed out\tClient outcome time\tServer drain time\tPeak server queue\tP95 queue wait\tMax queue wait\tWork after timeout\t")
+	for _, st := range rep.Strategies {
+		lo, hi := st.Min, st.Max
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", st.Name,
+			rng(num(lo.Completed), num(hi.Completed)), rng(num(lo.TimedOut), num(hi.TimedOut)),
+			rng(secs(lo.ClientOutcomeMs), secs(hi.ClientOutcomeMs)), rng(secs(lo.ServerDrainMs), secs(hi.ServerDrainMs)),
+			rng(num(lo.PeakQueue), num(hi.PeakQueue)), rng(msOrSecs(lo.P95QueueWaitMs), msOrSecs(hi.P95QueueWaitMs)),
+			rng(msOrSecs(lo.MaxQueueWaitMs), msOrSecs(hi.MaxQueueWaitMs)),
+			rng(msOrSecs(lo.WorkAfterTimeoutMs), msOrSecs(hi.WorkAfterTimeoutMs)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nClient outcome time ends when every request has completed or timed out; server drain time includes work that continued after a client timeout.")
+	return err
+}
+
+func rng(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + " – " + hi
+}
+
+// num prints a count; a median of an even count may be a half.
+func num(x float64) string {
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// secs prints milliseconds as seconds with three decimals, rounding the
+// milliseconds half up first (11517.5 ms prints as 11.518 s).
+func secs(ms float64) string {
+	return fmt.Sprintf("%.3f s", math.Round(ms)/1000)
+}
+
+func msOrSecs(ms float64) string {
+	if math.Round(ms) < 1000 {
+		return fmt.Sprintf("%.0f ms", math.Round(ms))
+	}
+	return secs(ms)
+}
+
+// DescribeSpec describes a duration distribution in words.
+func DescribeSpec(s latency.Spec) string {
+	var out string
+	switch s.Kind {
+	case "fixed":
+		out = "fixed " + s.Value.String()
+	case "uniform":
+		out = fmt.Sprintf("uniform %s–%s", s.Min, s.Max)
+		if s.Resolution > 0 {
+			out = fmt.Sprintf("from %d through %d ms", s.Min.Milliseconds(), s.Max.Milliseconds())
+			if s.Resolution != time.Millisecond {
+				out += fmt.Sprintf(" in steps of %s", s.Resolution)
+			}
+		}
+	case "lognormal":
+		out = fmt.Sprintf("log-normal, median %s, spread %g", s.Median, s.Spread)
+	case "mixture":
+		total := 0.0
+		for _, c := range s.Components {
+			total += c.Weight
+		}
+		parts := make([]string, len(s.Components))
+		for i, c := range s.Components {
+			parts[i] = fmt.Sprintf("%g%% %s", 100*c.Weight/total, DescribeSpec(c.Spec))
+		}
+		out = strings.Join(parts, ", ")
+	default:
+		out = s.Kind
+	}
+	if s.HangProbability > 0 {
+		out += fmt.Sprintf("; %g%% hang %s", 100*s.HangProbability, s.HangDuration)
+	}
+	return out
+}
+
+// WriteAdmission writes the admission result for people: the scenario, the
+// four outcomes, the figures, and a text chart of the run over time.
+func WriteAdmission(w io.Writer, s AdmissionScenario, r AdmissionResult) error {
+	capacity := float64(s.Workers) / float64(s.ServiceTime)
+	if s.Generator == GeneratorOpen {
+		fmt.Fprintf(w, "Scenario: open generator, %d/s, %d/s from %d s to %d s, then %d/s again\n",
+			s.BaseRate, s.PeakRate, s.RampStart, s.RampEnd, s.BaseRate)
+	} else {
+		fmt.Fprintf(w, "Scenario: closed generator, %d users, each thinks %d s after a reply, rejection or timeout\n", s.Users, s.Think)
+	}
+	fmt.Fprintf(w, "Endpoint: %d workers × %d s service (%g requests/s), queue %d, client timeout %d s; %d s in one-second steps\n\n",
+		s.Workers, s.ServiceTime, capacity, s.Queue, s.Timeout, s.Duration)
+	fmt.Fprintf(w, "Requests %d: on time %d, rejected %d, served too late %d, unfinished %d\n",
+		r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished)
+	fmt.Fprintf(w, "p95 latency (on time) %s; wasted worker-seconds %d; peak queue %d; queue full at %s; queue empty again at %s\n\n",
+		optS(r.P95LatencyS), r.WastedWorkerS, r.PeakQueue, optS(r.QueueFullAtS), optS(r.QueueEmptyAtS))
+	rows := []struct {
+		name string
+		val  func(Second) int
+	}{
+		{"arrivals", func(x Second) int { return x.Arrivals }},
+		{"queue", func(x Second) int { return x.QueueLen }},
+		{"on time", func(x Second) int { return x.OnTime }},
+		{"rejected", func(x Second) int { return x.Rejected }},
+		{"too late", func(x Second) int { return x.TooLate }},
+	}
+	fmt.Fprintf(w, "One column per second (height relative to the row's peak):\n")
+	for _, row := range rows {
+		peak := 0
+		for _, x := range r.Timeline {
+			peak = max(peak, row.val(x))
+		}
+		fmt.Fprintf(w, "%-9s %s  peak %d\n", row.name, spark(r.Timeline, row.val, peak), peak)
+	}
+	_, err := fmt.Fprintf(w, "%-9s %s\n", "", axis(len(r.Timeline)))
+	return err
+}
+
+var levels = []rune(" ▁▂▃▄▅▆▇█")
+
+func spark(tl []Second, val func(Second) int, peak int) string {
+	var b strings.Builder
+	for _, x := range tl {
+		v := val(x)
+		switch {
+		case v == 0 || peak == 0:
+			b.WriteRune('·')
+		default:
+			i := int(math.Ceil(float64(v) / float64(peak) * float64(len(levels)-1)))
+			b.WriteRune(levels[i])
+		}
+	}
+	return b.String()
+}
+
+// axis marks every tenth second.
+func axis(n int) string {
+	var b strings.Builder
+	for t := 0; t < n; t++ {
+		if t%10 == 0 {
+			label := fmt.Sprint(t)
+			b.WriteString(label)
+			t += len(label) - 1
+			continue
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func optS(p *int) string {
+	if p == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%d s", *p)
+}
