@@ -1,0 +1,216 @@
+// Package budgets guards outbound calls with per-dependency budgets: a
+// concurrency limit (permits), an optional rate limit, and two separate
+// deadlines — how long a caller may wait for a permit, and how long the call
+// itself may take, counted only from the moment the permit is held, so local
+// queueing never eats the call's time.
+//
+// Every call ends in exactly one Class and is recorded, with its latency, in
+// the Metrics of the dependency it went to. One Budget may guard several
+// dependencies (a shared pool); metrics stay per dependency.
+package budgets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
+)
+
+// Class is how a call ended.
+type Class string
+
+const (
+	// OK: the dependency answered 2xx.
+	OK Class = "ok"
+	// Rejected: the dependency refused at its door (HTTP 503 or 429).
+	Rejected Class = "rejected"
+	// CallTimeout: the call took longer than the call timeout.
+	CallTimeout Class = "call_timeout"
+	// PermitTimeout: no permit (or rate token) within the permit timeout; the
+	// call was never made.
+	PermitTimeout Class = "permit_timeout"
+	// Error: a transport error, another status, or the caller's context
+	// ended.
+	Error Class = "error"
+)
+
+// Classes lists every Class in a stable order.
+var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, Error}
+
+// Defaults for a Config.
+const (
+	DefaultPermitTimeout = 10 * time.Second
+	DefaultCallTimeout   = 2 * time.Second
+)
+
+// Config is one budget's shape. Limit 0 means no concurrency limit (only for
+// Unlimited budgets: New requires ≥ 1).
+type Config struct {
+	// Limit is how many calls may be in flight at once (≥ 1).
+	Limit int `json:"limit" yaml:"limit"`
+	// Rate caps calls started per second; 0 means no rate limit.
+	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
+	// Burst is how many calls may start at once under Rate (≥ 1 when Rate > 0;
+	// 0 means 1).
+	Burst int `json:"burst,omitempty" yaml:"burst,omitempty"`
+	// PermitTimeout is how long a caller may wait for a permit (> 0).
+	PermitTimeout time.Duration `json:"permit_timeout" yaml:"permit_timeout"`
+	// CallTimeout is how long the call may take once the permit is held (> 0).
+	CallTimeout time.Duration `json:"call_timeout" yaml:"call_timeout"`
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Limit < 1:
+		return fmt.Errorf("limit: %d must be ≥ 1", c.Limit)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("rate: %v must be ≥ 0 and finite", c.Rate)
+	case c.Burst < 0:
+		return fmt.Errorf("burst: %d must be ≥ 0", c.Burst)
+	case c.PermitTimeout <= 0:
+		return fmt.Errorf("permit_timeout: %v must be > 0", c.PermitTimeout)
+	case c.CallTimeout <= 0:
+		return fmt.Errorf("call_timeout: %v must be > 0", c.CallTimeout)
+	}
+	return nil
+}
+
+// Result is one call's outcome.
+type Result struct {
+	Class Class
+	// Status is the HTTP status, 0 when no answer came.
+	Status int
+	// PermitWait is the time spent waiting for the permit and rate token;
+	// Latency the time of the call itself (zero when it was never made).
+	PermitWait, Latency time.Duration
+	Err                 error
+}
+
+// Call is the guarded operation: it gets a context carrying the call
+// timeout and returns the HTTP status it received, or an error.
+type Call func(ctx context.Context) (status int, err error)
+
+// Budget guards calls with permits, an optional rate limit and the two
+// deadlines. It is safe for concurrent use.
+type Budget struct {
+	name    string
+	cfg     Config
+	sem     *semaphore.Weighted // nil: no concurrency limit
+	limiter *rate.Limiter       // nil: no rate limit
+	metrics *Metrics
+}
+
+// New returns a budget named name (for errors and logs) with cfg, recording
+// into m. It returns an error naming the bad field of an invalid cfg.
+func New(name string, cfg Config, m *Metrics) (*Budget, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("budgets: %s: %w", name, err)
+	}
+	if m == nil {
+		return nil, errors.New("budgets: " + name + ": nil metrics")
+	}
+	b := &Budget{name: name, cfg: cfg, sem: semaphore.NewWeighted(int64(cfg.Limit)), metrics: m}
+	if cfg.Rate > 0 {
+		b.limiter = rate.NewLimiter(rate.Limit(cfg.Rate), max(cfg.Burst, 1))
+	}
+	return b, nil
+}
+
+// Unlimited returns a budget with no permits and no rate limit: only the call
+// timeout applies. It is what "no dependency limiter" means, and still
+// records every call in m.
+func Unlimited(name string, callTimeout time.Duration, m *Metrics) (*Budget, error) {
+	if callTimeout <= 0 {
+		return nil, fmt.Errorf("budgets: %s: call_timeout: %v must be > 0", name, callTimeout)
+	}
+	if m == nil {
+		return nil, errors.New("budgets: " + name + ": nil metrics")
+	}
+	return &Budget{name: name, cfg: Config{CallTimeout: callTimeout}, metrics: m}, nil
+}
+
+// Name returns the budget's name.
+func (b *Budget) Name() string { return b.name }
+
+// Config returns the budget's configuration (Limit 0 for Unlimited).
+func (b *Budget) Config() Config { return b.cfg }
+
+// Do waits for a permit (and rate token) for at most the permit timeout,
+// then runs call with the call timeout, counted from when the permit was
+// acquired. The permit is released when call returns. The result is
+// recorded under dependency. If ctx ends first, Do returns class Error with
+// ctx's error and holds no permit.
+func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
+	d := b.metrics.dependency(dependency)
+	waitStart := time.Now()
+	if err := b.acquire(ctx, d); err != nil {
+		res := Result{Class: PermitTimeout, PermitWait: time.Since(waitStart), Err: err}
+		if ctx.Err() != nil {
+			res.Class, res.Err = Error, ctx.Err()
+		}
+		d.record(res)
+		return res
+	}
+	wait := time.Since(waitStart)
+	d.start()
+	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	callStart := time.Now()
+	status, err := call(callCtx)
+	latency := time.Since(callStart)
+	// A call that returned an answer is judged by it, even at the deadline.
+	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	d.end()
+	if b.sem != nil {
+		b.sem.Release(1)
+	}
+	res := Result{Class: classify(status, err, timedOut), Status: status, PermitWait: wait, Latency: latency, Err: err}
+	d.record(res)
+	return res
+}
+
+// acquire takes a permit, then a rate token, within the permit timeout.
+func (b *Budget) acquire(ctx context.Context, d *depMetrics) error {
+	if b.sem == nil && b.limiter == nil {
+		return nil
+	}
+	d.waiting(1)
+	defer d.waiting(-1)
+	pctx, cancel := context.WithTimeout(ctx, b.cfg.PermitTimeout)
+	defer cancel()
+	if b.sem != nil {
+		if err := b.sem.Acquire(pctx, 1); err != nil {
+			return fmt.Errorf("budgets: %s: no permit within %v: %w", b.name, b.cfg.PermitTimeout, err)
+		}
+	}
+	if b.limiter != nil {
+		if err := b.limiter.Wait(pctx); err != nil {
+			if b.sem != nil {
+				b.sem.Release(1)
+			}
+			return fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
+		}
+	}
+	return nil
+}
+
+func classify(status int, err error, timedOut bool) Class {
+	switch {
+	case timedOut:
+		return CallTimeout
+	case err != nil:
+		return Error
+	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
+		return Rejected
+	case status >= 200 && status < 300:
+		return OK
+	default:
+		return Error
+	}
+}

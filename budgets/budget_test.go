@@ -1,0 +1,265 @@
+package budgets
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func newMetrics(t *testing.T) (*Metrics, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reg
+}
+
+func status(code int) Call {
+	return func(context.Context) (int, error) { return code, nil }
+}
+
+// block waits until release is closed or the call's context ends.
+func block(release <-chan struct{}) Call {
+	return func(ctx context.Context) (int, error) {
+		select {
+		case <-release:
+			return http.StatusOK, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+func TestClassOfEveryCall(t *testing.T) {
+	m, _ := newMetrics(t)
+	b, err := New("b", Config{Limit: 1, PermitTimeout: 50 * time.Millisecond, CallTimeout: 50 * time.Millisecond}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		call Call
+		want Class
+	}{
+		{"200", status(200), OK},
+		{"201", status(201), OK},
+		{"503", status(503), Rejected},
+		{"429", status(429), Rejected},
+		{"500", status(500), Error},
+		{"404", status(404), Error},
+		{"transport error", func(context.Context) (int, error) { return 0, errors.New("connection refused") }, Error},
+		{"slower than the call timeout", block(nil), CallTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := b.Do(ctx, "dep", tt.call); got.Class != tt.want {
+				t.Errorf("class %s (%v), want %s", got.Class, got.Err, tt.want)
+			}
+		})
+	}
+	got := m.Snapshot()["dep"].Calls
+	want := map[Class]int{OK: 2, Rejected: 2, Error: 3, CallTimeout: 1, PermitTimeout: 0}
+	for c, n := range want {
+		if got[c] != n {
+			t.Errorf("%s counted %d, want %d", c, got[c], n)
+		}
+	}
+	if v := testutil.ToFloat64(m.calls.WithLabelValues("dep", "error")); v != 3 {
+		t.Errorf("calls_total{class=error} %v, want 3", v)
+	}
+}
+
+// Real time, short deadlines: a held permit makes the next caller time out
+// waiting for one, and that call is never made.
+func TestPermitTimeoutIsNotACallTimeout(t *testing.T) {
+	m, _ := newMetrics(t)
+	b, err := New("b", Config{Limit: 1, PermitTimeout: 30 * time.Millisecond, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	held := make(chan Result)
+	go func() { held <- b.Do(context.Background(), "dep", block(release)) }()
+	waitUntil(t, func() bool { return m.Snapshot()["dep"].PeakInFlight == 1 })
+	called := false
+	res := b.Do(context.Background(), "dep", func(context.Context) (int, error) { called = true; return 200, nil })
+	if res.Class != PermitTimeout || called || res.PermitWait < 30*time.Millisecond {
+		t.Errorf("second call: class %s, called %v, waited %v; want permit_timeout, not called, ≥ 30ms", res.Class, called, res.PermitWait)
+	}
+	close(release)
+	if r := <-held; r.Class != OK {
+		t.Errorf("first call: %s, want ok", r.Class)
+	}
+}
+
+// The call timeout starts when the permit is held: waiting 80 ms for a
+// permit does not eat into a 150 ms call timeout for a 100 ms call.
+func TestCallTimeoutStartsAfterThePermit(t *testing.T) {
+	m, _ := newMetrics(t)
+	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: 150 * time.Millisecond}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep := func(d time.Duration) Call {
+		return func(ctx context.Context) (int, error) {
+			select {
+			case <-time.After(d):
+				return 200, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { b.Do(context.Background(), "dep", sleep(80*time.Millisecond)) })
+	waitUntil(t, func() bool { return m.Snapshot()["dep"].PeakInFlight == 1 })
+	res := b.Do(context.Background(), "dep", sleep(100*time.Millisecond))
+	wg.Wait()
+	if res.Class != OK || res.PermitWait < 50*time.Millisecond {
+		t.Errorf("class %s after waiting %v for the permit; want ok after a real wait", res.Class, res.PermitWait)
+	}
+}
+
+func TestLimitCapsCallsInFlight(t *testing.T) {
+	m, reg := newMetrics(t)
+	b, err := New("b", Config{Limit: 3, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Go(func() {
+			b.Do(context.Background(), "dep", func(context.Context) (int, error) {
+				time.Sleep(10 * time.Millisecond)
+				return 200, nil
+			})
+		})
+	}
+	wg.Wait()
+	if got := m.Snapshot()["dep"].PeakInFlight; got != 3 {
+		t.Errorf("peak in flight %d, want 3", got)
+	}
+	want := `
+# HELP loadlab_client_calls_in_flight_high_water Most calls in flight at once, per dependency, since the metrics were created.
+# TYPE loadlab_client_calls_in_flight_high_water gauge
+loadlab_client_calls_in_flight_high_water{dependency="dep"} 3
+# HELP loadlab_client_calls_in_flight Calls holding a permit and in progress, per dependency.
+# TYPE loadlab_client_calls_in_flight gauge
+loadlab_client_calls_in_flight{dependency="dep"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"loadlab_client_calls_in_flight_high_water", "loadlab_client_calls_in_flight"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A shared budget caps the sum over dependencies, not each one.
+func TestSharedBudgetCountsPerDependency(t *testing.T) {
+	m, _ := newMetrics(t)
+	b, err := New("shared", Config{Limit: 2, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Do(context.Background(), "enrichment", status(200))
+	b.Do(context.Background(), "records", status(503))
+	snap := m.Snapshot()
+	if snap["enrichment"].Calls[OK] != 1 || snap["records"].Calls[Rejected] != 1 {
+		t.Errorf("snapshot %+v", snap)
+	}
+}
+
+func TestRateLimitIsSeparateFromPermits(t *testing.T) {
+	m, _ := newMetrics(t)
+	// Plenty of permits, but 5 calls/s with a burst of 1: after the first
+	// call the next token is 200 ms away, beyond the 60 ms permit timeout.
+	b, err := New("b", Config{Limit: 100, Rate: 5, Burst: 1, PermitTimeout: 60 * time.Millisecond, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := b.Do(context.Background(), "dep", status(200))
+	second := b.Do(context.Background(), "dep", status(200))
+	if first.Class != OK || second.Class != PermitTimeout {
+		t.Errorf("classes %s, %s; want ok, then permit_timeout from the rate limit", first.Class, second.Class)
+	}
+	// With a token in reach, the caller waits for it.
+	b2, err := New("b2", Config{Limit: 100, Rate: 20, Burst: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for range 3 {
+		if c := b2.Do(context.Background(), "dep2", status(200)).Class; c != OK {
+			t.Errorf("class %s, want ok", c)
+		}
+	}
+	if el := time.Since(start); el < 90*time.Millisecond {
+		t.Errorf("3 calls at 20/s took %v, want ≥ 100 ms", el)
+	}
+}
+
+func TestCallerCancellationIsAnError(t *testing.T) {
+	m, _ := newMetrics(t)
+	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := b.Do(ctx, "dep", block(nil)); got.Class != Error || !errors.Is(got.Err, context.Canceled) {
+		t.Errorf("class %s err %v, want error with context.Canceled", got.Class, got.Err)
+	}
+	// The permit was not kept.
+	if got := b.Do(context.Background(), "dep", status(200)); got.Class != OK {
+		t.Errorf("next call: %s", got.Class)
+	}
+}
+
+func TestConfigValidationNamesTheField(t *testing.T) {
+	m, _ := newMetrics(t)
+	ok := Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"zero limit", func(c *Config) { c.Limit = 0 }, "limit:"},
+		{"negative rate", func(c *Config) { c.Rate = -1 }, "rate:"},
+		{"zero permit timeout", func(c *Config) { c.PermitTimeout = 0 }, "permit_timeout:"},
+		{"negative call timeout", func(c *Config) { c.CallTimeout = -time.Second }, "call_timeout:"},
+		{"negative burst", func(c *Config) { c.Burst = -1 }, "burst:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.change(&c)
+			_, err := New("x", c, m)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Unlimited("u", 0, m); err == nil {
+		t.Error("Unlimited accepted a zero call timeout")
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,135 @@
+package budgets
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "loadlab_client"
+
+// Metrics records calls per dependency, in Prometheus metrics and in plain
+// counters a run can read back. It is safe for concurrent use. Create one
+// per run and share it among that run's budgets.
+type Metrics struct {
+	inFlight, waiting, highWater *prometheus.GaugeVec
+	permitWait, callDuration     *prometheus.HistogramVec
+	calls                        *prometheus.CounterVec
+
+	mu   sync.Mutex
+	deps map[string]*depMetrics
+}
+
+// durationBuckets resolve 1 ms to 10 s.
+var durationBuckets = prometheus.ExponentialBucketsRange(0.001, 10, 25)
+
+// NewMetrics creates the metrics and registers them with reg (nil: not
+// registered anywhere, still readable through Snapshot).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight",
+			Help: "Calls holding a permit and in progress, per dependency."}, []string{"dependency"}),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "permit_waiting",
+			Help: "Callers waiting for a permit or rate token, per dependency."}, []string{"dependency"}),
+		highWater: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight_high_water",
+			Help: "Most calls in flight at once, per dependency, since the metrics were created."}, []string{"dependency"}),
+		permitWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "permit_wait_seconds",
+			Help: "Time spent waiting for a permit and rate token.", Buckets: durationBuckets}, []string{"dependency"}),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "call_duration_seconds",
+			Help: "Time of the call itself, from permit to answer.", Buckets: durationBuckets}, []string{"dependency"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "calls_total",
+			Help: "Calls by how they ended: ok, rejected, call_timeout, permit_timeout, error."}, []string{"dependency", "class"}),
+		deps: map[string]*depMetrics{},
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.inFlight, m.waiting, m.highWater, m.permitWait, m.callDuration, m.calls} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// DependencyStats is what a run reads back for one dependency.
+type DependencyStats struct {
+	Calls        map[Class]int `json:"calls"`
+	PeakInFlight int           `json:"peak_in_flight"`
+}
+
+// Snapshot returns every dependency's counts so far.
+func (m *Metrics) Snapshot() map[string]DependencyStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]DependencyStats, len(m.deps))
+	for name, d := range m.deps {
+		calls := make(map[Class]int, len(Classes))
+		for _, c := range Classes {
+			calls[c] = d.calls[c]
+		}
+		out[name] = DependencyStats{Calls: calls, PeakInFlight: d.peak}
+	}
+	return out
+}
+
+// Register makes a dependency known before its first call, so its series
+// exist (at zero) from the start.
+func (m *Metrics) Register(dependency string) { m.dependency(dependency) }
+
+type depMetrics struct {
+	m                *Metrics
+	name             string
+	inFlight, peak   int
+	calls            map[Class]int
+	gInFlight, gWait prometheus.Gauge
+	gHigh            prometheus.Gauge
+	hWait, hCall     prometheus.Observer
+}
+
+func (m *Metrics) dependency(name string) *depMetrics {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d, ok := m.deps[name]; ok {
+		return d
+	}
+	d := &depMetrics{m: m, name: name, calls: map[Class]int{},
+		gInFlight: m.inFlight.WithLabelValues(name), gWait: m.waiting.WithLabelValues(name),
+		gHigh: m.highWater.WithLabelValues(name), hWait: m.permitWait.WithLabelValues(name),
+		hCall: m.callDuration.WithLabelValues(name)}
+	for _, c := range Classes {
+		m.calls.WithLabelValues(name, string(c))
+	}
+	m.deps[name] = d
+	return d
+}
+
+func (d *depMetrics) waiting(delta int) { d.gWait.Add(float64(delta)) }
+
+func (d *depMetrics) start() {
+	d.m.mu.Lock()
+	d.inFlight++
+	if d.inFlight > d.peak {
+		d.peak = d.inFlight
+		d.gHigh.Set(float64(d.peak))
+	}
+	d.m.mu.Unlock()
+	d.gInFlight.Inc()
+}
+
+func (d *depMetrics) end() {
+	d.m.mu.Lock()
+	d.inFlight--
+	d.m.mu.Unlock()
+	d.gInFlight.Dec()
+}
+
+func (d *depMetrics) record(r Result) {
+	d.m.mu.Lock()
+	d.calls[r.Class]++
+	d.m.mu.Unlock()
+	d.m.calls.WithLabelValues(d.name, string(r.Class)).Inc()
+	d.hWait.Observe(r.PermitWait.Seconds())
+	if r.Latency > 0 { // the call was made
+		d.hCall.Observe(r.Latency.Seconds())
+	}
+}
