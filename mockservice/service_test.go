@@ -540,3 +540,33 @@ func TestMetricsPassPromtool(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// Scraping /metrics rebuilds exactly what /admin/stats reports.
+func TestScrapeMatchesStats(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.Profile = mockservice.ProfileSlowWrite
+	cfg.TimeScale = 0.2
+	url, svc := startService(t, cfg)
+	var wg sync.WaitGroup
+	for i := range 14 {
+		wg.Go(func() { post(http.DefaultClient, url+"/records", writeBody(fmt.Sprint("s", i%13))) })
+	}
+	wg.Wait()
+	post(http.DefaultClient, url+"/enrich", `{"record_id":"a","step":1}`)
+	got, err := mockservice.Scrape(context.Background(), http.DefaultClient, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := svc.Stats()
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("scraped\n%s\nstats\n%s", gotJSON, wantJSON)
+	}
+	if want.Stations["records"].Requests["rejected"] == 0 && want.StoredWrites == 0 {
+		t.Errorf("nothing happened: %s", wantJSON)
+	}
+	if _, err := mockservice.Scrape(context.Background(), http.DefaultClient, url+"/healthz"); err == nil {
+		t.Error("scraping a non-metrics page succeeded")
+	}
+}
