@@ -1,5 +1,6 @@
 // Command loadlab is the project's front door. Subcommands:
 //
+//	loadlab run                    one batch of records against a running mock service
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
 package main
@@ -22,6 +23,9 @@ func main() {
 const usage = `Usage: loadlab COMMAND [flags]
 
 Commands:
+  run                    process one batch of records (3 enrichment calls + 1 write each)
+                         against a running mock service with a strategy: C1, C2, C3, C4,
+                         sequential, bounded:N, unbounded
   simulate concurrency   exact model of the published concurrency simulation
                          (48 seeded requests, 8 workers, FIFO queue, client limits)
   simulate admission     exact model of the admission load test
@@ -63,6 +67,8 @@ func dispatch(args []string, stdout io.Writer) error {
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "run":
+		return runRecords(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")
@@ -185,4 +191,3 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-

@@ -1,0 +1,257 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/budgets"
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+// When LOADLAB_C1_TARGET is set the test binary runs one C1 run against it
+// and prints the result: the GOMAXPROCS test starts it with GOMAXPROCS=1
+// and =2.
+func TestMain(m *testing.M) {
+	if target := os.Getenv("LOADLAB_C1_TARGET"); target != "" {
+		cfg := client.DefaultConfig()
+		cfg.Target, cfg.Records, cfg.TimeScale = target, 20, 0.1
+		cfg.Strategy, _ = client.ParseStrategy("C1")
+		res, err := client.Run(context.Background(), cfg)
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(res)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type mock struct {
+	url   string
+	svc   *mockservice.Service
+	stop  context.CancelFunc
+	done  chan error
+	admin mockservice.Admin
+}
+
+// startMock runs the real mock service on loopback until the test ends.
+func startMock(t *testing.T, cfg mockservice.Config) *mock {
+	t.Helper()
+	svc, err := mockservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &mock{url: "http://" + ln.Addr().String(), svc: svc, stop: cancel, done: make(chan error, 1)}
+	m.admin = mockservice.Admin{BaseURL: m.url}
+	go func() { m.done <- svc.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-m.done
+	})
+	return m
+}
+
+func run(t *testing.T, m *mock, strategy string, records int, scale float64, change func(*client.Config)) client.Result {
+	t.Helper()
+	if err := m.admin.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := client.DefaultConfig()
+	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID = m.url, records, scale, strategy+"-"
+	var err error
+	if cfg.Strategy, err = client.ParseStrategy(strategy); err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	res, err := client.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAddsUp(t, res)
+	return res
+}
+
+func checkAddsUp(t *testing.T, r client.Result) {
+	t.Helper()
+	if sum := r.Complete + r.Incomplete + r.WriteRejected + r.Failed; sum != r.Records {
+		t.Errorf("%s: states add up to %d, not %d: %+v", r.Strategy, sum, r.Records, r)
+	}
+}
+
+// Real time at scale 0.25: under slow writes, per-dependency budgets keep
+// the system of record at six writes and free of 503s; C2 offers more than
+// its 6 workers + 6 queue slots and is refused.
+func TestSlowWriteC4ProtectsTheSystemOfRecord(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowWrite, 0.25
+	m := startMock(t, cfg)
+
+	c4 := run(t, m, "C4", 200, 0.25, nil)
+	if c4.WriteRejections != 0 || c4.WriteRejected != 0 {
+		t.Errorf("C4: %d write rejections, %d records write_rejected; want none", c4.WriteRejections, c4.WriteRejected)
+	}
+	if c4.PeakConcurrentWrite == nil || *c4.PeakConcurrentWrite > 6 || c4.PeakInFlight[client.Records] > 6 {
+		t.Errorf("C4: server saw %v concurrent writes, client %d; want ≤ 6", show(c4.PeakConcurrentWrite), c4.PeakInFlight[client.Records])
+	}
+	if c4.Complete != 200 {
+		t.Errorf("C4: %d complete, want 200", c4.Complete)
+	}
+
+	c2 := run(t, m, "C2", 200, 0.25, nil)
+	if c2.WriteRejections == 0 || c2.WriteRejected != c2.WriteRejections {
+		t.Errorf("C2: %d write rejections, %d records write_rejected; want some, equal", c2.WriteRejections, c2.WriteRejected)
+	}
+	if c2.PeakConcurrentWrite == nil || *c2.PeakConcurrentWrite <= 12 {
+		t.Errorf("C2: server saw %v concurrent writes, want > 12", show(c2.PeakConcurrentWrite))
+	}
+	t.Logf("C4 %.1f accepted/s, C2 %.1f accepted/s (%d rejections, peak %d writes)",
+		c4.AcceptedPerSecond, c2.AcceptedPerSecond, c2.WriteRejections, *c2.PeakConcurrentWrite)
+}
+
+func show(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// Real time at scale 0.1 under slow enrichment with hangs: calls that hang
+// past the call timeout and callers who wait past the permit timeout are
+// counted apart, and the server saw exactly the calls the client made.
+func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowEnrichment, 0.1
+	// Every fourth call hangs, so a 60-record run surely sees some.
+	p := cfg.Profiles[mockservice.ProfileSlowEnrichment]
+	p.Enrichment.HangProbability = 0.25
+	cfg.Profiles[mockservice.ProfileSlowEnrichment] = p
+	m := startMock(t, cfg)
+
+	res := run(t, m, "C4", 60, 0.1, func(c *client.Config) {
+		c.Strategy.EnrichPermits = 2
+		c.PermitTimeout = 500 * time.Millisecond // 50 ms after the scale
+	})
+	enrich := res.Calls[client.Enrichment]
+	if enrich[budgets.CallTimeout] == 0 || enrich[budgets.PermitTimeout] == 0 {
+		t.Fatalf("enrichment calls %v: want both call and permit timeouts", enrich)
+	}
+	if res.Incomplete == 0 || res.Complete+res.Incomplete != 60 {
+		t.Errorf("complete %d, incomplete %d: records with failed enrichment are still written", res.Complete, res.Incomplete)
+	}
+	// Calls that got a permit reached the server; permit timeouts did not.
+	made := enrich[budgets.OK] + enrich[budgets.Rejected] + enrich[budgets.CallTimeout] + enrich[budgets.Error]
+	var served float64
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st := m.svc.Stats().Stations[mockservice.Enrichment]
+		served = 0
+		for _, v := range st.Requests {
+			served += v
+		}
+		if st.Busy == 0 && served == float64(made) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if served != float64(made) {
+		t.Errorf("server counted %v enrichment requests, client made %d", served, made)
+	}
+	if after := m.svc.Stats().Stations[mockservice.Enrichment].Requests[mockservice.OutcomeServedAfterClientLeft]; after != float64(enrich[budgets.CallTimeout]) {
+		t.Errorf("server served %v after the client left, client timed out %d", after, enrich[budgets.CallTimeout])
+	}
+}
+
+// 32 concurrent calls reach the server as 32: the transport does not bound
+// concurrency behind the strategy's back.
+func TestThirtyTwoCallsReachTheServer(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	p := cfg.Profiles[mockservice.ProfileHealthy]
+	p.Enrichment = latency.Spec{Kind: "fixed", Value: 300 * time.Millisecond}
+	cfg.Profiles[mockservice.ProfileHealthy] = p
+	m := startMock(t, cfg)
+	res := run(t, m, "C2", 32, 1, nil)
+	got := res.Server.Stations[mockservice.Enrichment].HighWater.Offered
+	if got != 32 || res.PeakInFlight[client.Enrichment] != 32 {
+		t.Errorf("server saw %d concurrent enrichment calls, client %d; want 32", got, res.PeakInFlight[client.Enrichment])
+	}
+}
+
+// C1's records in flight follow GOMAXPROCS, checked in child processes.
+func TestC1FollowsGOMAXPROCS(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.TimeScale = 0.1
+	m := startMock(t, cfg)
+	for _, procs := range []int{1, 2} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^$")
+		cmd.Env = append(os.Environ(), "LOADLAB_C1_TARGET="+m.url, "GOMAXPROCS="+strconv.Itoa(procs))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOMAXPROCS=%d: %v", procs, err)
+		}
+		var res client.Result
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("GOMAXPROCS=%d: %v: %s", procs, err, out)
+		}
+		checkAddsUp(t, res)
+		if res.GOMAXPROCS != procs || res.RecordsInFlight != procs || res.PeakRecordsInFlight != procs {
+			t.Errorf("GOMAXPROCS=%d: runtime %d, records in flight %d, peak %d", procs, res.GOMAXPROCS, res.RecordsInFlight, res.PeakRecordsInFlight)
+		}
+		if res.PeakInFlight[client.Enrichment] > procs {
+			t.Errorf("GOMAXPROCS=%d: %d enrichment calls in flight", procs, res.PeakInFlight[client.Enrichment])
+		}
+	}
+}
+
+// A target that dies mid-run: the run ends, every record has a state, and
+// the failures are counted as errors.
+func TestTargetDyingMidRun(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	cfg.ShutdownTimeout = time.Millisecond // close connections at once
+	m := startMock(t, cfg)
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		m.stop()
+	}()
+	ccfg := client.DefaultConfig()
+	ccfg.Target, ccfg.Records = m.url, 200
+	ccfg.Strategy, _ = client.ParseStrategy("C2")
+	res, err := client.Run(context.Background(), ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAddsUp(t, res)
+	if res.Errors == 0 || res.Failed == 0 {
+		t.Errorf("errors %d, failed %d; want the dead target's failures counted", res.Errors, res.Failed)
+	}
+}
+
+func TestUnreachableTargetSendsNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	cfg := client.DefaultConfig()
+	cfg.Target = url
+	if _, err := client.Run(context.Background(), cfg); !errors.Is(err, client.ErrUnreachable) {
+		t.Errorf("got %v, want ErrUnreachable", err)
+	}
+}

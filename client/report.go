@@ -1,0 +1,72 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/loadlab/loadlab/budgets"
+)
+
+// Describe says what a strategy bounds, in words.
+func (s Strategy) Describe() string {
+	var parts []string
+	switch s.RecordsInFlight {
+	case RuntimeDefaultInFlight:
+		parts = append(parts, "records in flight = GOMAXPROCS")
+	case UnboundedInFlight:
+		parts = append(parts, "every record at once")
+	default:
+		parts = append(parts, fmt.Sprintf("%d records in flight", s.RecordsInFlight))
+	}
+	switch {
+	case s.SharedPermits > 0:
+		parts = append(parts, fmt.Sprintf("%d permits shared by all calls", s.SharedPermits))
+	case s.EnrichPermits > 0 || s.WritePermits > 0:
+		parts = append(parts, fmt.Sprintf("enrichment %s, writes %s", permits(s.EnrichPermits), permits(s.WritePermits)))
+	default:
+		parts = append(parts, "no dependency limiter")
+	}
+	if s.EnrichRate > 0 {
+		parts = append(parts, fmt.Sprintf("enrichment ≤ %g calls/s", s.EnrichRate))
+	}
+	if s.WriteRate > 0 {
+		parts = append(parts, fmt.Sprintf("writes ≤ %g calls/s", s.WriteRate))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func permits(n int) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d permits", n)
+}
+
+// WriteResult writes a run's result for people.
+func WriteResult(w io.Writer, r Result) error {
+	quota := "none"
+	if r.CPUQuota != nil {
+		quota = fmt.Sprintf("%g CPUs (%s)", *r.CPUQuota, r.QuotaSource)
+	}
+	peakWrites := "unknown (target is not a loadlab mock service)"
+	if r.PeakConcurrentWrite != nil {
+		peakWrites = fmt.Sprint(*r.PeakConcurrentWrite)
+	}
+	fmt.Fprintf(w, "Strategy %s: %s\n", r.Strategy, r.Params.Describe())
+	fmt.Fprintf(w, "Records %d: complete %d, incomplete %d, write_rejected %d, failed %d\n",
+		r.Records, r.Complete, r.Incomplete, r.WriteRejected, r.Failed)
+	fmt.Fprintf(w, "Duration %.2f s (time scale %g); accepted %.2f records/s\n", r.DurationSeconds, r.TimeScale, r.AcceptedPerSecond)
+	fmt.Fprintf(w, "Writes: %d rejected (503/429); server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
+	fmt.Fprintf(w, "Client peak calls in flight: enrichment %d, records %d; records in flight %d (peak %d)\n",
+		r.PeakInFlight[Enrichment], r.PeakInFlight[Records], r.RecordsInFlight, r.PeakRecordsInFlight)
+	for _, dep := range []string{Enrichment, Records} {
+		var parts []string
+		for _, c := range budgets.Classes {
+			parts = append(parts, fmt.Sprintf("%s %d", c, r.Calls[dep][c]))
+		}
+		fmt.Fprintf(w, "Calls to %s: %s\n", dep, strings.Join(parts, ", "))
+	}
+	_, err := fmt.Fprintf(w, "Runtime: GOMAXPROCS %d, NumCPU %d, CPU quota %s\n", r.GOMAXPROCS, r.NumCPU, quota)
+	return err
+}

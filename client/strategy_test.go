@@ -1,0 +1,92 @@
+package client
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseStrategy(t *testing.T) {
+	tests := []struct {
+		name string
+		want Strategy
+	}{
+		{"C1", Strategy{Name: "C1", RecordsInFlight: RuntimeDefaultInFlight}},
+		{"c2", Strategy{Name: "C2", RecordsInFlight: 32}},
+		{"C3", Strategy{Name: "C3", RecordsInFlight: 32, SharedPermits: 30}},
+		{"C4", Strategy{Name: "C4", RecordsInFlight: 32, EnrichPermits: 24, WritePermits: 6}},
+		{"sequential", Strategy{Name: "sequential", RecordsInFlight: 1}},
+		{"bounded:8", Strategy{Name: "bounded:8", RecordsInFlight: 8}},
+		{"unbounded", Strategy{Name: "unbounded", RecordsInFlight: UnboundedInFlight}},
+	}
+	for _, tt := range tests {
+		got, err := ParseStrategy(tt.name)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"C5", "bounded:0", "bounded:x", ""} {
+		if _, err := ParseStrategy(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestStrategyValidation(t *testing.T) {
+	tests := []struct {
+		s    Strategy
+		want string
+	}{
+		{Strategy{RecordsInFlight: -2}, "records_in_flight"},
+		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write_permits"},
+		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared_permits"},
+		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment_rate"},
+	}
+	for _, tt := range tests {
+		if err := tt.s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", tt.s, err, tt.want)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCgroupQuota(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  float64
+		ok    bool
+	}{
+		{"v2 one cpu", map[string]string{"proc/self/cgroup": "0::/\n", "sys/fs/cgroup/cpu.max": "100000 100000\n"}, 1, true},
+		{"v2 no limit", map[string]string{"proc/self/cgroup": "0::/\n", "sys/fs/cgroup/cpu.max": "max 100000\n"}, 0, false},
+		{"v2 nested, tighter parent", map[string]string{"proc/self/cgroup": "0::/a/b\n",
+			"sys/fs/cgroup/a/b/cpu.max": "150000 100000\n", "sys/fs/cgroup/a/cpu.max": "50000 100000\n"}, 0.5, true},
+		{"v1 half cpu", map[string]string{"proc/self/cgroup": "4:cpu,cpuacct:/\n",
+			"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "50000\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.5, true},
+		{"v1 unlimited", map[string]string{"proc/self/cgroup": "4:cpu,cpuacct:/\n",
+			"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0, false},
+		{"nothing readable", map[string]string{}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for p, c := range tt.files {
+				writeFile(t, filepath.Join(root, p), c)
+			}
+			got, _, ok := cgroupQuota(root)
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("got %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+func runRecords(args []string, stdout io.Writer) error {
+	cfg := client.DefaultConfig()
+	fs, parse := newFlagSet("run",
+		"Processes a batch of records against a running mock service (make run, or go run ./cmd/mockservice):\n"+
+			"each record makes 3 enrichment calls, then 1 write. Exit 2 on bad input or an unreachable target\n"+
+			"(nothing sent), 1 when calls failed with transport errors, 0 otherwise.\n", stdout)
+	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
+	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded")
+	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
+	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
+	fs.DurationVar(&cfg.CallTimeout, "call-timeout", cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
+	fs.DurationVar(&cfg.PermitTimeout, "permit-timeout", cfg.PermitTimeout, "how long a call may wait for a permit (before the time scale)")
+	inFlight := fs.Int("records-in-flight", 0, "override the strategy's records in flight (0: runtime default GOMAXPROCS, -1: all)")
+	shared := fs.Int("shared-permits", 0, "override: one budget of N permits for every call")
+	enrich := fs.Int("enrichment-permits", 0, "override: enrichment budget")
+	writes := fs.Int("write-permits", 0, "override: write budget")
+	enrichRate := fs.Float64("enrichment-rate", 0, "cap enrichment calls per second (0: none)")
+	writeRate := fs.Float64("write-rate", 0, "cap writes per second (0: none)")
+	reset := fs.Bool("reset", true, "POST /admin/reset on the mock service before the run, so its high-water marks are this run's")
+	profile := fs.String("profile", "", "switch the mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
+	token := fs.String("admin-token", "", "bearer token for the mock service's admin routes")
+	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := parse(args); err != nil {
+		return err
+	}
+	s, err := client.ParseStrategy(*strategy)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "records-in-flight":
+			s.RecordsInFlight = *inFlight
+		case "shared-permits":
+			s.SharedPermits = *shared
+		case "enrichment-permits":
+			s.EnrichPermits = *enrich
+		case "write-permits":
+			s.WritePermits = *writes
+		case "enrichment-rate":
+			s.EnrichRate = *enrichRate
+		case "write-rate":
+			s.WriteRate = *writeRate
+		}
+	})
+	cfg.Strategy = s
+	if cfg.RunID == "" {
+		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	admin := mockservice.Admin{BaseURL: cfg.Target, Token: *token}
+	if err := admin.Healthy(ctx); err != nil {
+		return usageErr("target %s unreachable: %v", cfg.Target, err)
+	}
+	if *profile != "" {
+		if err := admin.SetProfile(ctx, *profile); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if *reset {
+		if err := admin.Reset(ctx); err != nil {
+			return usageErr("%v (use --admin-token, or --reset=false)", err)
+		}
+	}
+	res, err := client.Run(ctx, cfg)
+	if errors.Is(err, client.ErrUnreachable) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		err = writeJSON(stdout, res)
+	} else {
+		err = client.WriteResult(stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Errors > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("run: %d calls failed with transport errors or unexpected statuses", res.Errors)}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+func startMock(t *testing.T, scale float64) string {
+	t.Helper()
+	cfg := mockservice.DefaultConfig()
+	cfg.TimeScale = scale
+	svc, err := mockservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = svc.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+func TestRunJSON(t *testing.T) {
+	url := startMock(t, 0.05)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05",
+		"--profile", "slow-write", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"strategy", "records", "complete", "incomplete", "write_rejected", "failed",
+		"duration_seconds", "accepted_per_second", "write_rejections", "peak_concurrent_writes", "peak_in_flight",
+		"gomaxprocs", "num_cpu", "cpu_quota"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	sum := m["complete"].(float64) + m["incomplete"].(float64) + m["write_rejected"].(float64) + m["failed"].(float64)
+	if sum != 40 || m["strategy"] != "C4" {
+		t.Errorf("states add up to %v for strategy %v", sum, m["strategy"])
+	}
+	if pcw := m["peak_concurrent_writes"].(float64); pcw < 1 || pcw > 6 {
+		t.Errorf("peak_concurrent_writes %v, want 1–6 for C4", pcw)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	url := startMock(t, 0.05)
+	dead := func() string {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		defer ln.Close()
+		return "http://" + ln.Addr().String()
+	}()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--target", url, "--strategy", "C9"}, "unknown strategy"},
+		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write_permits"},
+		{[]string{"run", "--target", url, "--records", "0"}, "records"},
+		{[]string{"run", "--target", url, "--profile", "nope"}, "valid profiles"},
+		{[]string{"run", "--target", dead}, "unreachable"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
