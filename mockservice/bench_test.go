@@ -112,7 +112,7 @@ func BenchmarkStationDo(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			closeFn := st.Open()
-			st.Do(ctx)
+			st.Do(ctx, "")
 			closeFn()
 		}
 	})

@@ -74,6 +74,9 @@ type Config struct {
 	Enrichment      StationConfig      `yaml:"enrichment" json:"enrichment"`
 	Records         StationConfig      `yaml:"records" json:"records"`
 	Profiles        map[string]Profile `yaml:"profiles" json:"profiles"`
+	// RequestLogCap bounds the per-request log (requests that carry an
+	// X-Request-Id header) kept since the last reset; 0 turns it off.
+	RequestLogCap int `yaml:"request_log_cap" json:"request_log_cap"`
 }
 
 // DefaultConfig returns the lab's service: enrichment with 256 workers and an
@@ -88,6 +91,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:          DefaultListen,
 		Profile:         ProfileHealthy,
+		RequestLogCap:   DefaultRequestLogCap,
 		Seed:            DefaultSeed,
 		TimeScale:       DefaultTimeScale,
 		ShutdownTimeout: DefaultShutdownTimeout,
@@ -148,6 +152,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("shutdown_timeout: %v must be > 0", c.ShutdownTimeout)
+	}
+	if c.RequestLogCap < 0 {
+		return fmt.Errorf("request_log_cap: %d must be ≥ 0", c.RequestLogCap)
 	}
 	if err := c.Enrichment.Validate(); err != nil {
 		return fmt.Errorf("enrichment.%w", err)

@@ -54,6 +54,8 @@ type Service struct {
 	queueWait  *prometheus.HistogramVec
 	service    *prometheus.HistogramVec
 
+	log *RequestLog
+
 	mu         sync.Mutex
 	profile    string
 	stored     map[string]bool // id -> complete
@@ -89,6 +91,10 @@ func New(cfg Config) (*Service, error) {
 		s.service.WithLabelValues(name).Observe(service.Seconds())
 	}
 	s.enrichment.observe, s.records.observe = observe, observe
+	if cfg.RequestLogCap > 0 {
+		s.log = NewRequestLog(cfg.RequestLogCap)
+		s.enrichment.log, s.records.log = s.log, s.log
+	}
 	s.initHistograms()
 
 	s.registry = prometheus.NewRegistry()
@@ -148,6 +154,7 @@ func (s *Service) Reset() {
 	s.mu.Unlock()
 	s.enrichment.Reset()
 	s.records.Reset()
+	s.log.Reset()
 	s.queueWait.Reset()
 	s.service.Reset()
 	s.initHistograms()
@@ -197,6 +204,9 @@ func (s *Service) Handler() http.Handler {
 	mux.Handle("GET /admin/stats", s.admin(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	}))
+	mux.Handle("GET /admin/requests", s.admin(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.log.Snapshot())
+	}))
 	return mux
 }
 
@@ -212,6 +222,9 @@ type writeRequest struct {
 
 func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 	defer s.enrichment.Open()()
+	if !validRequestID(w, r) {
+		return
+	}
 	var req enrichRequest
 	if !decode(w, r, &req) {
 		return
@@ -224,7 +237,7 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "step: missing or below 1")
 		return
 	}
-	res := s.enrichment.Do(r.Context())
+	res := s.enrichment.Do(r.Context(), r.Header.Get(HeaderRequestID))
 	if !respondRejected(w, s.cfg.Enrichment, res) {
 		return
 	}
@@ -234,6 +247,9 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 	defer s.records.Open()()
+	if !validRequestID(w, r) {
+		return
+	}
 	var req writeRequest
 	if !decode(w, r, &req) {
 		return
@@ -246,7 +262,7 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "complete: missing")
 		return
 	}
-	res := s.records.Do(r.Context())
+	res := s.records.Do(r.Context(), r.Header.Get(HeaderRequestID))
 	if !respondRejected(w, s.cfg.Records, res) {
 		return
 	}
@@ -255,6 +271,14 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID, "stored": false, "duplicate": true})
+}
+
+func validRequestID(w http.ResponseWriter, r *http.Request) bool {
+	if len(r.Header.Get(HeaderRequestID)) > maxRequestIDBytes {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: longer than %d bytes", HeaderRequestID, maxRequestIDBytes))
+		return false
+	}
+	return true
 }
 
 // respondRejected sets the timing headers and answers refusals and

@@ -570,3 +570,106 @@ func TestScrapeMatchesStats(t *testing.T) {
 		t.Error("scraping a non-metrics page succeeded")
 	}
 }
+
+// A request arriving at a full station just before a planned completion is
+// rejected without a tie window and admitted with one.
+func TestTieWindow(t *testing.T) {
+	for _, tt := range []struct {
+		window time.Duration
+		want   int
+	}{{0, http.StatusServiceUnavailable}, {30 * time.Millisecond, http.StatusCreated}} {
+		cfg := oneWorker(100*time.Millisecond, false)
+		cfg.Records.Queue, cfg.Records.TieWindow = 0, tt.window
+		url, svc := startService(t, cfg)
+		go post(http.DefaultClient, url+"/records", writeBody("a"))
+		waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+		time.Sleep(85 * time.Millisecond) // within 30 ms of the planned end
+		if r := post(http.DefaultClient, url+"/records", writeBody("b")); r.status != tt.want {
+			t.Errorf("tie window %v: status %d, want %d", tt.window, r.status, tt.want)
+		}
+	}
+}
+
+// Back-to-back service on one worker does not accumulate timer slack: by
+// the server's own log, the twentieth queued request finishes twenty
+// planned service times after the first started, give or take one timer's
+// slack.
+func TestBusyWorkerDoesNotDrift(t *testing.T) {
+	url, _ := startService(t, oneWorker(10*time.Millisecond, false))
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", url+"/records", strings.NewReader(writeBody(fmt.Sprint("d", i))))
+			req.Header.Set(mockservice.HeaderRequestID, fmt.Sprint("d", i))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	_, body := do(t, "GET", url+"/admin/requests", "", "")
+	var snap mockservice.RequestLogSnapshot
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || len(snap.Entries) != 20 {
+		t.Fatalf("%v: %s", err, body)
+	}
+	first, last := *snap.Entries[0].Started, *snap.Entries[0].Finished
+	for _, e := range snap.Entries {
+		if e.Started.Before(first) {
+			first = *e.Started
+		}
+		if e.Finished.After(last) {
+			last = *e.Finished
+		}
+	}
+	if drift := last.Sub(first) - 200*time.Millisecond; drift < 0 || drift > 5*time.Millisecond {
+		t.Errorf("20 × 10 ms back to back: %v beyond 200 ms, want under 5 ms", drift)
+	}
+	t.Logf("drift %v", last.Sub(first)-200*time.Millisecond)
+}
+
+func TestRequestLog(t *testing.T) {
+	cfg := oneWorker(30*time.Millisecond, false)
+	cfg.Records.Queue = 0
+	cfg.AdminToken = "tok"
+	url, _ := startService(t, cfg)
+	send := func(id string) {
+		req, _ := http.NewRequest("POST", url+"/records", strings.NewReader(writeBody(id)))
+		req.Header.Set(mockservice.HeaderRequestID, id)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { send("first") })
+	time.Sleep(10 * time.Millisecond)
+	send("refused") // one worker, no queue
+	wg.Wait()
+	send("") // not logged
+	code, body := do(t, "GET", url+"/admin/requests", "tok", "")
+	var snap mockservice.RequestLogSnapshot
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || code != 200 {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	if len(snap.Entries) != 2 {
+		t.Fatalf("entries %+v, want 2", snap.Entries)
+	}
+	byID := map[string]mockservice.RequestEntry{}
+	for _, e := range snap.Entries {
+		byID[e.ID] = e
+	}
+	f, r := byID["first"], byID["refused"]
+	if f.Outcome != mockservice.OutcomeServed || f.Started == nil || f.Finished == nil || f.Finished.Sub(*f.Started) < 29*time.Millisecond {
+		t.Errorf("first: %+v", f)
+	}
+	if r.Outcome != mockservice.OutcomeRejected || r.Started != nil {
+		t.Errorf("refused: %+v", r)
+	}
+	if code, _ := do(t, "POST", url+"/admin/reset", "tok", ""); code != 200 {
+		t.Fatal(code)
+	}
+	_, body = do(t, "GET", url+"/admin/requests", "tok", "")
+	if !strings.Contains(body, `"entries":[]`) {
+		t.Errorf("after reset: %s", body)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,13 @@ type StationConfig struct {
 	// Off by default: like the systems the source documents model, the
 	// server does not know the client gave up and does the work anyway.
 	CancelOnDisconnect bool `yaml:"cancel_on_disconnect" json:"cancel_on_disconnect"`
+	// TieWindow makes events closer than this count as simultaneous, in the
+	// models' order: a request arriving to a full station while a service is
+	// planned to complete within the window waits for that completion
+	// first. 0 (the default) turns it off. loadlab load sets it to a tenth
+	// of a model second so that a real run can follow the model's
+	// one-second steps.
+	TieWindow time.Duration `yaml:"tie_window,omitempty" json:"tie_window,omitempty"`
 }
 
 // Validate reports the first invalid field, named relative to the station.
@@ -66,6 +74,9 @@ func (c StationConfig) Validate() error {
 	}
 	if c.RejectStatus != http.StatusServiceUnavailable && c.RejectStatus != http.StatusTooManyRequests {
 		return fmt.Errorf("reject_status: %d must be 503 or 429", c.RejectStatus)
+	}
+	if c.TieWindow < 0 {
+		return fmt.Errorf("tie_window: %v must be ≥ 0", c.TieWindow)
 	}
 	return nil
 }
@@ -103,19 +114,27 @@ type HighWater struct {
 }
 
 // Station is a fixed pool of workers behind a bounded FIFO queue. It is safe
-// for concurrent use. Service times are drawn, in service order, from a
-// seeded generator, and multiplied by the time scale before being slept.
+// for concurrent use. Service times are drawn, in the order services start,
+// from a seeded generator, and multiplied by the time scale.
+//
+// A worker serves back to back: a queued request handed a worker starts at
+// the moment its predecessor was planned to finish, not when the
+// predecessor's timer happened to fire, so timer slack does not accumulate
+// along a busy worker's chain of requests.
 type Station struct {
-	name      string
-	cfg       StationConfig
-	scale     float64
-	seed      uint32
-	observe   func(name string, queueWait, service time.Duration)
+	name    string
+	cfg     StationConfig
+	scale   float64
+	seed    uint32
+	observe func(name string, queueWait, service time.Duration)
+	log     *RequestLog
+
 	mu        sync.Mutex
 	dist      latency.Distribution
 	src       *latency.Mulberry32
 	busy      int
-	queue     list.List // of *waiter, front is next
+	ends      []time.Time // planned ends of the services in progress
+	queue     list.List   // of *waiter, front is next
 	offered   int
 	hwm       HighWater
 	requests  map[Outcome]float64
@@ -124,7 +143,9 @@ type Station struct {
 
 type waiter struct {
 	ready   chan struct{}
-	granted bool // set under Station.mu before ready is closed
+	granted bool      // set under Station.mu before ready is closed
+	start   time.Time // when its service starts (set with granted)
+	planned time.Duration
 }
 
 // NewStation returns a station named name (used as the metric label) with
@@ -168,41 +189,70 @@ func (s *Station) Open() (close func()) {
 	}
 }
 
+// startLocked takes a worker for a service starting at start and samples
+// its service time. s.mu must be held.
+func (s *Station) startLocked(start time.Time) time.Duration {
+	s.busy++
+	s.hwm.Busy = max(s.hwm.Busy, s.busy)
+	planned := time.Duration(float64(s.dist.Sample(s.src)) * s.scale)
+	s.ends = append(s.ends, start.Add(planned))
+	return planned
+}
+
 // Do admits one request: it is served at once if a worker is free, queued if
 // the queue has room, refused otherwise. It blocks until the work is done
 // (or dropped). ctx is the client's: its end marks the client as gone, which
-// cancels the work only with CancelOnDisconnect.
-func (s *Station) Do(ctx context.Context) Result {
+// cancels the work only with CancelOnDisconnect. id, when not empty, names
+// the request in the station's request log.
+func (s *Station) Do(ctx context.Context, id string) Result {
 	arrived := time.Now()
-	s.mu.Lock()
-	switch {
-	case s.busy < s.cfg.Workers:
-		s.busy++
-		s.hwm.Busy = max(s.hwm.Busy, s.busy)
-		s.mu.Unlock()
-	case s.cfg.Queue == UnboundedQueue || s.queue.Len() < s.cfg.Queue:
-		w := &waiter{ready: make(chan struct{})}
-		el := s.queue.PushBack(w)
-		s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
-		s.mu.Unlock()
-		if !s.waitTurn(ctx, w, el) {
-			wait := time.Since(arrived)
-			s.finish(OutcomeCancelled, 0)
-			return Result{Outcome: OutcomeCancelled, QueueWait: wait}
+	entry := s.log.add(id, s.name, arrived)
+	var start time.Time
+	var planned time.Duration
+admission:
+	for {
+		s.mu.Lock()
+		switch {
+		case s.busy < s.cfg.Workers:
+			start = time.Now()
+			planned = s.startLocked(start)
+			s.mu.Unlock()
+			break admission
+		case s.cfg.Queue == UnboundedQueue || s.queue.Len() < s.cfg.Queue:
+			w := &waiter{ready: make(chan struct{})}
+			el := s.queue.PushBack(w)
+			s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
+			s.mu.Unlock()
+			if !s.waitTurn(ctx, w, el) {
+				wait := time.Since(arrived)
+				s.finish(OutcomeCancelled, 0)
+				s.log.end(entry, time.Time{}, time.Now(), OutcomeCancelled)
+				return Result{Outcome: OutcomeCancelled, QueueWait: wait}
+			}
+			start, planned = w.start, w.planned
+			break admission
 		}
-	default:
+		// Full. A completion planned within the tie window counts as
+		// happening before this arrival (the models' order for
+		// simultaneous events): wait for it, then decide again.
+		if due, ok := s.dueWithinTieLocked(arrived); ok {
+			s.mu.Unlock()
+			time.Sleep(max(time.Until(due), 100*time.Microsecond))
+			continue
+		}
 		s.requests[OutcomeRejected]++
 		s.mu.Unlock()
+		s.log.end(entry, time.Time{}, time.Now(), OutcomeRejected)
 		return Result{Outcome: OutcomeRejected}
 	}
-	wait := time.Since(arrived)
+	wait := start.Sub(arrived)
+	if wait < 0 {
+		wait = 0
+	}
+	s.log.started(entry, start)
 
-	s.mu.Lock()
-	planned := time.Duration(float64(s.dist.Sample(s.src)) * s.scale)
-	s.mu.Unlock()
-
-	start := time.Now()
-	timer := time.NewTimer(planned)
+	plannedEnd := start.Add(planned)
+	timer := time.NewTimer(time.Until(plannedEnd))
 	cancelled := false
 	if s.cfg.CancelOnDisconnect {
 		select {
@@ -214,8 +264,13 @@ func (s *Station) Do(ctx context.Context) Result {
 	} else {
 		<-timer.C
 	}
-	service := time.Since(start)
-	s.release()
+	finished := time.Now()
+	service := finished.Sub(start)
+	handoff := plannedEnd
+	if cancelled {
+		handoff = finished
+	}
+	s.release(plannedEnd, handoff)
 
 	out := OutcomeServed
 	switch {
@@ -229,10 +284,33 @@ func (s *Station) Do(ctx context.Context) Result {
 		wasted = service
 	}
 	s.finish(out, wasted)
+	s.log.end(entry, start, finished, out)
 	if s.observe != nil {
 		s.observe(s.name, wait, service)
 	}
 	return Result{Outcome: out, QueueWait: wait, Planned: planned, Service: service}
+}
+
+// dueWithinTieLocked reports the earliest planned completion if it falls
+// within the tie window of arrived (or is already overdue). s.mu must be
+// held.
+func (s *Station) dueWithinTieLocked(arrived time.Time) (time.Time, bool) {
+	if s.cfg.TieWindow <= 0 || len(s.ends) == 0 {
+		return time.Time{}, false
+	}
+	earliest := s.ends[0]
+	for _, e := range s.ends[1:] {
+		if e.Before(earliest) {
+			earliest = e
+		}
+	}
+	// Give up waiting once the window (plus the completion's timer slack)
+	// has passed without the completion.
+	limit := arrived.Add(s.cfg.TieWindow)
+	if earliest.After(limit) || time.Now().After(limit.Add(s.cfg.TieWindow)) {
+		return time.Time{}, false
+	}
+	return earliest, true
 }
 
 // waitTurn blocks until w is handed a worker (true) or, with
@@ -251,7 +329,7 @@ func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) boo
 	if w.granted {
 		// A worker was handed over as the client left: give it back.
 		s.mu.Unlock()
-		s.release()
+		s.release(w.start.Add(w.planned), time.Now())
 		return false
 	}
 	s.queue.Remove(el)
@@ -259,17 +337,22 @@ func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) boo
 	return false
 }
 
-// release hands the caller's worker to the head of the queue, or frees it.
-func (s *Station) release() {
+// release ends the service planned to end at plannedEnd and hands its worker
+// to the head of the queue, whose service starts at handoff, or frees it.
+func (s *Station) release(plannedEnd, handoff time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if front := s.queue.Front(); front != nil {
-		w := s.queue.Remove(front).(*waiter)
-		w.granted = true
-		close(w.ready)
-		return
+	if i := slices.IndexFunc(s.ends, plannedEnd.Equal); i >= 0 {
+		s.ends = slices.Delete(s.ends, i, i+1)
 	}
 	s.busy--
+	if front := s.queue.Front(); front != nil {
+		w := s.queue.Remove(front).(*waiter)
+		w.start = handoff
+		w.planned = s.startLocked(handoff)
+		w.granted = true
+		close(w.ready)
+	}
 }
 
 func (s *Station) finish(out Outcome, wasted time.Duration) {

@@ -199,6 +199,8 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 		})
 	float("time-scale", "multiplies every service time (0.1 runs ten times faster)",
 		func(c *mockservice.Config) *float64 { return &c.TimeScale })
+	intf("request-log-cap", "requests with an X-Request-Id kept in the request log (GET /admin/requests) since the last reset; 0 off",
+		func(c *mockservice.Config) *int { return &c.RequestLogCap })
 	dur("shutdown-timeout", "on SIGTERM, how long requests in flight may take to finish",
 		func(c *mockservice.Config) *time.Duration { return &c.ShutdownTimeout })
 
@@ -215,6 +217,8 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 			func(c *mockservice.Config) *int { return &st.p(c).Queue })
 		intf(st.name+"-reject-status", st.name+": HTTP status when the queue is full, 503 or 429",
 			func(c *mockservice.Config) *int { return &st.p(c).RejectStatus })
+		dur(st.name+"-tie-window", st.name+": arrivals within this of a planned completion wait for it (the models' order for simultaneous events); 0 off",
+			func(c *mockservice.Config) *time.Duration { return &st.p(c).TieWindow })
 		boolf(st.name+"-cancel-on-disconnect", st.name+": drop a request's work when its client leaves (default: do it anyway, counted as wasted)",
 			func(c *mockservice.Config) *bool { return &st.p(c).CancelOnDisconnect })
 	}
