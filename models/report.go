@@ -131,35 +131,53 @@ func WriteAdmission(w io.Writer, s AdmissionScenario, r AdmissionResult) error {
 		r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished)
 	fmt.Fprintf(w, "p95 latency (on time) %s; wasted worker-seconds %d; peak queue %d; queue full at %s; queue empty again at %s\n\n",
 		optS(r.P95LatencyS), r.WastedWorkerS, r.PeakQueue, optS(r.QueueFullAtS), optS(r.QueueEmptyAtS))
-	rows := []struct {
-		name string
-		val  func(Second) int
-	}{
-		{"arrivals", func(x Second) int { return x.Arrivals }},
-		{"queue", func(x Second) int { return x.QueueLen }},
-		{"on time", func(x Second) int { return x.OnTime }},
-		{"rejected", func(x Second) int { return x.Rejected }},
-		{"too late", func(x Second) int { return x.TooLate }},
+	val := func(f func(Second) int) []int {
+		out := make([]int, len(r.Timeline))
+		for i, x := range r.Timeline {
+			out[i] = f(x)
+		}
+		return out
 	}
+	return WriteChart(w, []ChartRow{
+		{"arrivals", val(func(x Second) int { return x.Arrivals })},
+		{"queue", val(func(x Second) int { return x.QueueLen })},
+		{"on time", val(func(x Second) int { return x.OnTime })},
+		{"rejected", val(func(x Second) int { return x.Rejected })},
+		{"too late", val(func(x Second) int { return x.TooLate })},
+	})
+}
+
+// ChartRow is one named series of a text chart, one value per second.
+type ChartRow struct {
+	Name   string
+	Values []int
+}
+
+// WriteChart draws each row as one character per second, its height
+// relative to the row's peak; "·" is zero.
+func WriteChart(w io.Writer, rows []ChartRow) error {
 	fmt.Fprintf(w, "One column per second (height relative to the row's peak):\n")
+	n := 0
 	for _, row := range rows {
 		peak := 0
-		for _, x := range r.Timeline {
-			peak = max(peak, row.val(x))
+		for _, v := range row.Values {
+			peak = max(peak, v)
 		}
-		fmt.Fprintf(w, "%-9s %s  peak %d\n", row.name, spark(r.Timeline, row.val, peak), peak)
+		n = max(n, len(row.Values))
+		fmt.Fprintf(w, "%-9s %s  peak %d\n", row.Name, spark(row.Values, peak), peak)
 	}
-	_, err := fmt.Fprintf(w, "%-9s %s\n", "", axis(len(r.Timeline)))
+	_, err := fmt.Fprintf(w, "%-9s %s\n", "", axis(n))
 	return err
 }
 
 var levels = []rune(" ▁▂▃▄▅▆▇█")
 
-func spark(tl []Second, val func(Second) int, peak int) string {
+func spark(values []int, peak int) string {
 	var b strings.Builder
-	for _, x := range tl {
-		v := val(x)
+	for _, v := range values {
 		switch {
+		case v < 0:
+			b.WriteRune('?') // not measured
 		case v == 0 || peak == 0:
 			b.WriteRune('·')
 		default:

@@ -1,6 +1,7 @@
 // Command loadlab is the project's front door. Subcommands:
 //
 //	loadlab run                    one batch of records against a running mock service
+//	loadlab load                   open or closed load against an endpoint, four outcomes
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
 package main
@@ -26,6 +27,9 @@ Commands:
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
                          sequential, bounded:N, unbounded
+  load                   drive an endpoint with an open ramp or closed users and report every
+                         request as on time, rejected, served too late or unfinished
+                         (flags as simulate admission; --compare-model puts both side by side)
   simulate concurrency   exact model of the published concurrency simulation
                          (48 seeded requests, 8 workers, FIFO queue, client limits)
   simulate admission     exact model of the admission load test
@@ -69,6 +73,8 @@ func dispatch(args []string, stdout io.Writer) error {
 		return nil
 	case "run":
 		return runRecords(args[1:], stdout)
+	case "load":
+		return runLoad(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")
@@ -157,18 +163,7 @@ func simulateAdmission(args []string, stdout io.Writer) error {
 		"One-second model of an endpoint with workers, a bounded FIFO queue and client timeouts, under an\n"+
 			"open ramp or closed users. Reports every request as on time, rejected, served too late or unfinished.\n"+
 			"Defaults are the document's opening run.\n", stdout)
-	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
-	fs.IntVar(&sc.ServiceTime, "service-time", sc.ServiceTime, "seconds each request holds a worker")
-	fs.IntVar(&sc.Queue, "queue", sc.Queue, "queue slots; a request finding the queue full is rejected")
-	fs.IntVar(&sc.Timeout, "timeout", sc.Timeout, "seconds after which the client gives up (the server still serves it)")
-	fs.StringVar(&sc.Generator, "generator", sc.Generator, "open (arrivals regardless of replies) or closed (users wait for replies)")
-	fs.IntVar(&sc.BaseRate, "base-rate", sc.BaseRate, "open: requests per second outside the ramp")
-	fs.IntVar(&sc.PeakRate, "peak-rate", sc.PeakRate, "open: requests per second during the ramp")
-	fs.IntVar(&sc.RampStart, "ramp-start", sc.RampStart, "open: first second of the peak rate")
-	fs.IntVar(&sc.RampEnd, "ramp-end", sc.RampEnd, "open: first second after the peak rate")
-	fs.IntVar(&sc.Users, "users", sc.Users, "closed: virtual users (user i first sends at second i mod 5)")
-	fs.IntVar(&sc.Think, "think", sc.Think, "closed: seconds a user waits after a reply, rejection or timeout")
-	fs.IntVar(&sc.Duration, "duration", sc.Duration, "seconds simulated")
+	admissionFlags(fs, &sc)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := parse(args); err != nil {
 		return err
@@ -184,6 +179,23 @@ func simulateAdmission(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, res)
 	}
 	return models.WriteAdmission(stdout, sc, res)
+}
+
+// admissionFlags binds the admission scenario's flags; simulate admission
+// and load share them, so one command line runs as model or for real.
+func admissionFlags(fs *flag.FlagSet, sc *models.AdmissionScenario) {
+	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
+	fs.IntVar(&sc.ServiceTime, "service-time", sc.ServiceTime, "seconds each request holds a worker")
+	fs.IntVar(&sc.Queue, "queue", sc.Queue, "queue slots; a request finding the queue full is rejected")
+	fs.IntVar(&sc.Timeout, "timeout", sc.Timeout, "seconds after which the client gives up (the server still serves it)")
+	fs.StringVar(&sc.Generator, "generator", sc.Generator, "open (arrivals regardless of replies) or closed (users wait for replies)")
+	fs.IntVar(&sc.BaseRate, "base-rate", sc.BaseRate, "open: requests per second outside the ramp")
+	fs.IntVar(&sc.PeakRate, "peak-rate", sc.PeakRate, "open: requests per second during the ramp")
+	fs.IntVar(&sc.RampStart, "ramp-start", sc.RampStart, "open: first second of the peak rate")
+	fs.IntVar(&sc.RampEnd, "ramp-end", sc.RampEnd, "open: first second after the peak rate")
+	fs.IntVar(&sc.Users, "users", sc.Users, "closed: virtual users (user i first sends at second i mod 5)")
+	fs.IntVar(&sc.Think, "think", sc.Think, "closed: seconds a user waits after a reply, rejection or timeout")
+	fs.IntVar(&sc.Duration, "duration", sc.Duration, "seconds simulated")
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -82,3 +82,51 @@ func TestRunBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadCompareModelJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"load", "--time-scale", "0.02", "--duration", "20", "--json", "--compare-model"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"requests", "on_time", "rejected", "too_late", "unfinished", "p95_latency_s",
+		"wasted_worker_s", "peak_queue", "queue_empty_at_s", "dropped", "late_starts", "max_send_lag_ms", "timeline", "model"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("progress written when stderr is not a terminal: %q", errb.String())
+	}
+}
+
+func TestLoadBadInput(t *testing.T) {
+	dead := func() string {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		defer ln.Close()
+		return "http://" + ln.Addr().String() + "/enrich"
+	}()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", "--ramp-start", "30", "--ramp-end", "20"}, "ramp-end"},
+		{[]string{"load", "--base-rate", "-1"}, "base-rate"},
+		{[]string{"load", "--generator", "closed", "--users", "0"}, "users"},
+		{[]string{"load", "--duration", "0"}, "duration"},
+		{[]string{"load", "--time-scale", "0"}, "time-scale"},
+		{[]string{"load", "--arrivals", "poisson"}, "arrivals"},
+		{[]string{"load", "--target", "ftp://x"}, "target"},
+		{[]string{"load", "--target", dead, "--time-scale", "0.01"}, "unreachable"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/models"
+)
+
+func loadAgainstModel(t *testing.T, sc models.AdmissionScenario) (client.LoadResult, models.AdmissionResult) {
+	t.Helper()
+	const scale = 0.1
+	m := startMock(t, client.AdmissionEndpoint(sc, scale, client.DefaultTieWindowStep))
+	cfg := client.LoadConfig{Target: m.url + "/enrich", Scenario: sc, Arrivals: client.ArrivalsStep, TimeScale: scale,
+		LateThreshold: client.DefaultLateThreshold, TieWindow: client.DefaultTieWindowStep}
+	real, err := client.Load(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := models.SimulateAdmission(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real, model
+}
+
+// Real time at scale 0.1 (6 s each): the real run agrees with the model
+// within 2% of all requests for every outcome.
+func TestLoadAgreesWithTheModel(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*models.AdmissionScenario)
+	}{
+		{"opening run", func(*models.AdmissionScenario) {}},
+		{"queue 50", func(s *models.AdmissionScenario) { s.Queue = 50 }},
+		{"closed, 16 users", func(s *models.AdmissionScenario) { s.Generator = models.GeneratorClosed; s.Users = 16 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := models.DefaultAdmissionScenario()
+			tt.change(&sc)
+			real, model := loadAgainstModel(t, sc)
+			if !real.ServerJoined || real.Dropped != 0 {
+				t.Fatalf("joined %v, dropped %d", real.ServerJoined, real.Dropped)
+			}
+			if sum := real.OnTime + real.Rejected + real.TooLate + real.Unfinished; sum != real.Requests {
+				t.Errorf("outcomes add up to %d, not %d", sum, real.Requests)
+			}
+			tol := 0.02 * float64(model.Requests)
+			for _, c := range []struct {
+				name        string
+				real, model int
+			}{
+				{"requests", real.Requests, model.Requests},
+				{"on_time", real.OnTime, model.OnTime},
+				{"rejected", real.Rejected, model.Rejected},
+				{"too_late", real.TooLate, model.TooLate},
+				{"unfinished", real.Unfinished, model.Unfinished},
+			} {
+				if math.Abs(float64(c.real-c.model)) > tol {
+					t.Errorf("%s: real %d, model %d: more than 2%% of %d requests apart", c.name, c.real, c.model, model.Requests)
+				}
+			}
+			t.Logf("real %+v", real)
+			t.Logf("model %+v", model)
+		})
+	}
+}
+
+// An overloaded generator (its in-flight cap reached) drops arrivals and
+// says so; it never sends them late in silence.
+func TestOverloadedGeneratorReportsDrops(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 10, 20, 20 // 200 arrivals against 4/s of capacity
+	m := startMock(t, client.AdmissionEndpoint(sc, 0.05, 0))
+	res, err := client.Load(context.Background(), client.LoadConfig{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: client.ArrivalsUniform, TimeScale: 0.05, MaxInFlight: 5, LateThreshold: client.DefaultLateThreshold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dropped == 0 || res.Requests+res.Dropped != res.Scheduled || res.Scheduled != 200 {
+		t.Errorf("scheduled %d = sent %d + dropped %d? want 200 scheduled and drops reported", res.Scheduled, res.Requests, res.Dropped)
+	}
+	dropped := 0
+	for _, s := range res.Timeline {
+		dropped += s.Dropped
+	}
+	if dropped != res.Dropped {
+		t.Errorf("timeline drops %d, total %d", dropped, res.Dropped)
+	}
+}
+
+// lateClock is the wall clock, but wakes every sleeper 300 ms late, like a
+// generator starved of CPU.
+type lateClock struct{}
+
+func (lateClock) Now() time.Time { return time.Now() }
+func (lateClock) SleepUntil(ctx context.Context, t time.Time) error {
+	return client.RealClock.SleepUntil(ctx, t.Add(300*time.Millisecond))
+}
+
+// A generator that cannot keep its schedule counts late starts and reports
+// the lag; latency is measured from the scheduled time.
+func TestLateStartsAreCounted(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 3, 1, 1
+	m := startMock(t, client.AdmissionEndpoint(sc, 0.5, 0))
+	res, err := client.Load(context.Background(), client.LoadConfig{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: client.ArrivalsStep, TimeScale: 0.5, LateThreshold: 0.1, Clock: lateClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.LateStarts != res.Requests || res.MaxSendLagMs < 299 {
+		t.Errorf("sent %d, late %d, max lag %.1f ms; want every send late by 300 ms", res.Requests, res.LateStarts, res.MaxSendLagMs)
+	}
+}
+
+func TestOpenArrivals(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate, sc.RampStart, sc.RampEnd = 3, 2, 4, 1, 2
+	step := client.OpenArrivals(sc, client.ArrivalsStep, time.Second)
+	want := []time.Duration{0, 0, time.Second, time.Second, time.Second, time.Second, 2 * time.Second, 2 * time.Second}
+	if !slices.Equal(step, want) {
+		t.Errorf("step %v, want %v", step, want)
+	}
+	uni := client.OpenArrivals(sc, client.ArrivalsUniform, time.Second)
+	want = []time.Duration{0, 500 * time.Millisecond, time.Second, 1250 * time.Millisecond, 1500 * time.Millisecond,
+		1750 * time.Millisecond, 2 * time.Second, 2500 * time.Millisecond}
+	if !slices.Equal(uni, want) {
+		t.Errorf("uniform %v, want %v", uni, want)
+	}
+}
+
+// Against an endpoint without a request log, a request the client gave up
+// on is timed_out: whether the server still did the work is unknown.
+func TestForeignEndpointReportsTimedOut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate, sc.Timeout = 3, 2, 2, 1
+	res, err := client.Load(context.Background(), client.LoadConfig{Target: srv.URL + "/slow", Scenario: sc,
+		Arrivals: client.ArrivalsStep, TimeScale: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerJoined || res.TimedOut == 0 || res.TooLate != 0 {
+		t.Errorf("joined %v, timed out %d, too late %d; want timed_out and no guesses", res.ServerJoined, res.TimedOut, res.TooLate)
+	}
+}
+
+func TestLoadUnreachable(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + ln.Addr().String() + "/enrich"
+	ln.Close()
+	_, err := client.Load(context.Background(), client.LoadConfig{Target: url, Scenario: models.DefaultAdmissionScenario(),
+		Arrivals: client.ArrivalsStep, TimeScale: 0.1})
+	if !errors.Is(err, client.ErrTargetUnreachable) {
+		t.Errorf("got %v, want ErrTargetUnreachable", err)
+	}
+}

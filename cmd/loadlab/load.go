@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/models"
+)
+
+func runLoad(args []string, stdout io.Writer) error {
+	sc := models.DefaultAdmissionScenario()
+	cfg := client.LoadConfig{Arrivals: client.ArrivalsStep, TimeScale: 1, LateThreshold: client.DefaultLateThreshold}
+	fs, parse := newFlagSet("load",
+		"Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n"+
+			"every request as on_time, rejected, too_late (served after the client gave up) or unfinished, joined\n"+
+			"with the mock service's request log. Without --target it starts the document's endpoint in-process on\n"+
+			"loopback (the scenario's workers, service time and queue, 429 when full). Seconds are model seconds:\n"+
+			"one lasts --time-scale real seconds.\n", stdout)
+	admissionFlags(fs, &sc)
+	fs.StringVar(&cfg.Target, "target", "", "URL to POST each request to (default: an in-process mock station's /enrich)")
+	fs.StringVar(&cfg.Arrivals, "arrivals", cfg.Arrivals, "open: step (a second's arrivals at its start, as the model) or uniform (evenly spaced)")
+	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "real seconds per model second (0.1 runs ten times faster)")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", 0, "cap on requests awaiting an outcome; arrivals beyond it are dropped and counted (0: none)")
+	fs.Float64Var(&cfg.LateThreshold, "late-threshold", cfg.LateThreshold, "model seconds after its schedule past which a send counts as a late start")
+	tie := fs.Float64("tie-window", -1, "model seconds within which events count as simultaneous, in the model's order\n(completions, then give-ups, then arrivals); default 0.1 with step arrivals, 0 with uniform")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the target's admin routes (request log)")
+	compare := fs.Bool("compare-model", false, "also run the admission model with the same parameters and print both side by side")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
+	if err := parse(args); err != nil {
+		return err
+	}
+	cfg.Scenario = sc
+	cfg.TieWindow = *tie
+	if *tie < 0 {
+		cfg.TieWindow = 0
+		if cfg.Arrivals == client.ArrivalsStep {
+			cfg.TieWindow = client.DefaultTieWindowStep
+		}
+	}
+	target := cfg.Target
+	if target == "" {
+		cfg.Target = "http://127.0.0.1:1/enrich" // placeholder, for validation only
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if target == "" {
+		url, shutdown, err := startEndpoint(sc, cfg.TimeScale, cfg.TieWindow)
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+		cfg.Target = url + "/enrich"
+	} else {
+		cfg.Target = target
+	}
+	if isTerminal(os.Stderr) {
+		cfg.Progress = func(p client.LoadProgress) {
+			fmt.Fprintf(os.Stderr, "\r%3.0f/%.0f s  sent %d  on time %d  rejected %d  gave up %d  dropped %d ",
+				p.Elapsed, p.Duration, p.Sent, p.Outcomes[client.LoadOnTime], p.Outcomes[client.LoadRejected],
+				p.Outcomes["gave_up"], p.Dropped)
+		}
+	}
+	res, err := client.Load(ctx, cfg)
+	if cfg.Progress != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	if errors.Is(err, client.ErrTargetUnreachable) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	var model *models.AdmissionResult
+	if *compare {
+		m, err := models.SimulateAdmission(sc)
+		if err != nil {
+			return err
+		}
+		model = &m
+	}
+	if *asJSON {
+		if model != nil {
+			return writeJSON(stdout, struct {
+				client.LoadResult
+				Model *models.AdmissionResult `json:"model"`
+			}{res, model})
+		}
+		return writeJSON(stdout, res)
+	}
+	if err := client.WriteLoad(stdout, cfg, res); err != nil {
+		return err
+	}
+	if model != nil {
+		fmt.Fprintln(stdout, "\nModel and real run side by side:")
+		return client.WriteComparison(stdout, *model, res)
+	}
+	return nil
+}
+
+// startEndpoint serves the admission model's endpoint in-process on a
+// loopback port.
+func startEndpoint(sc models.AdmissionScenario, scale, tie float64) (string, func(), error) {
+	svc, err := mockservice.New(client.AdmissionEndpoint(sc, scale, tie))
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = svc.Serve(ctx, ln); close(done) }()
+	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
