@@ -4,15 +4,20 @@ BIN      := bin
 LISTEN   ?= 127.0.0.1:8080
 PROFILE  ?= healthy
 
-.PHONY: all build run test lint bench clean
+.PHONY: all build run mock test lint bench clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# Until the experiment runner exists, `make run` serves the mock dependencies.
+# The main job: the replication experiment (in-process mock service, each
+# client run a CPU-limited child process), its table, verdicts and reports.
 run: build
+	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses.yaml $(EXPERIMENT_FLAGS)
+
+# The mock dependencies alone, for loadlab run / load against them.
+mock: build
 	./$(BIN)/mockservice --listen $(LISTEN) --profile $(PROFILE)
 
 lint:

@@ -72,6 +72,16 @@ func (m *Metrics) Snapshot() map[string]DependencyStats {
 	return out
 }
 
+// InFlight returns the calls to dependency in flight now.
+func (m *Metrics) InFlight(dependency string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d, ok := m.deps[dependency]; ok {
+		return d.inFlight
+	}
+	return 0
+}
+
 // Register makes a dependency known before its first call, so its series
 // exist (at zero) from the start.
 func (m *Metrics) Register(dependency string) { m.dependency(dependency) }

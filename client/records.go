@@ -70,6 +70,18 @@ type Config struct {
 	RunID string
 	// Registerer receives the run's budget metrics (nil: none).
 	Registerer prometheus.Registerer
+	// SampleInterval, when > 0, samples calls and records in flight that
+	// often (real time) into Result.Timeline.
+	SampleInterval time.Duration
+}
+
+// Sample is the client's in-flight state at one moment of a run.
+type Sample struct {
+	// T is lab seconds since the run started (real seconds / time scale).
+	T          float64 `json:"t"`
+	Enrichment int     `json:"enrichment"`
+	Records    int     `json:"records"`
+	InFlight   int     `json:"records_in_flight"`
 }
 
 // DefaultConfig is a 200-record C4 run against 127.0.0.1:8080.
@@ -134,6 +146,7 @@ type Result struct {
 	Errors              int                              `json:"errors"`
 	TimeScale           float64                          `json:"time_scale"`
 	Server              *mockservice.Stats               `json:"server,omitempty"`
+	Timeline            []Sample                         `json:"timeline,omitempty"`
 	Runtime
 }
 
@@ -195,6 +208,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	start := time.Now()
+	var timeline []Sample
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		if cfg.SampleInterval <= 0 {
+			return
+		}
+		tick := time.NewTicker(cfg.SampleInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case now := <-tick.C:
+				mu.Lock()
+				recs := active
+				mu.Unlock()
+				timeline = append(timeline, Sample{T: now.Sub(start).Seconds() / cfg.TimeScale,
+					Enrichment: metrics.InFlight(Enrichment), Records: metrics.InFlight(Records), InFlight: recs})
+			}
+		}
+	}()
 	for range inFlight {
 		wg.Go(func() {
 			for i := range next {
@@ -215,11 +251,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	close(next)
 	wg.Wait()
 	elapsed := time.Since(start)
+	close(stopSampling)
+	<-sampled
 
 	res := Result{Strategy: cfg.Strategy.Name, Params: cfg.Strategy, Records: cfg.Records,
 		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight, PeakRecordsInFlight: peak,
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
-		TimeScale: cfg.TimeScale, Runtime: ReadRuntime()}
+		TimeScale: cfg.TimeScale, Runtime: ReadRuntime(), Timeline: timeline}
 	for _, s := range states {
 		switch s {
 		case Complete:

@@ -1,5 +1,8 @@
 // Command loadlab is the project's front door. Subcommands:
 //
+//	loadlab experiment             the replication matrix, hypotheses and reports
+//	loadlab preregister            lock the hypotheses before the first run
+//	loadlab check DIR              re-judge a results folder
 //	loadlab run                    one batch of records against a running mock service
 //	loadlab load                   open or closed load against an endpoint, four outcomes
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
@@ -14,16 +17,24 @@ import (
 	"io"
 	"os"
 
+	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/models"
 )
 
 func main() {
+	// A client run started by the experiment runner enters its CPU limit
+	// and re-executes itself before anything else happens.
+	experiments.EnterLimits()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 const usage = `Usage: loadlab COMMAND [flags]
 
 Commands:
+  experiment             run the replication matrix (experiments/replication.yaml), judge the
+                         preregistered hypotheses, write results.json, report.md, report.html
+  preregister            lock the hypotheses file's SHA-256 before the first run
+  check DIR              re-judge a results folder and print the verdicts
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
                          sequential, bounded:N, unbounded
@@ -75,6 +86,12 @@ func dispatch(args []string, stdout io.Writer) error {
 		return runRecords(args[1:], stdout)
 	case "load":
 		return runLoad(args[1:], stdout)
+	case "experiment":
+		return runExperiment(args[1:], stdout)
+	case "preregister":
+		return runPreregister(args[1:], stdout)
+	case "check":
+		return runCheck(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")

@@ -37,6 +37,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	profile := fs.String("profile", "", "switch the mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
 	token := fs.String("admin-token", "", "bearer token for the mock service's admin routes")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
+	fs.DurationVar(&cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := parse(args); err != nil {
 		return err

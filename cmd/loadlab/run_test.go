@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -128,5 +129,31 @@ func TestLoadBadInput(t *testing.T) {
 		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tt.args, code, errb.String(), tt.want)
 		}
+	}
+}
+
+func TestExperimentRefusesAnEditedHypothesesFile(t *testing.T) {
+	dir := t.TempDir()
+	spec := dir + "/spec.yaml"
+	hyp := dir + "/h.yaml"
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(spec, "name: t\nrecords: 5\nruns: 1\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C4]\nscenarios: [healthy]\ncpus:\n  - {name: one, cpuset: 1}\n")
+	h := "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: one}\n    op: \"==\"\n    threshold: 0\n"
+	write(hyp, h)
+	var out, errb bytes.Buffer
+	if code := run([]string{"preregister", "--file", spec, "--hypotheses", hyp}, &out, &errb); code != 0 {
+		t.Fatalf("preregister: %d %s", code, errb.String())
+	}
+	write(hyp, strings.Replace(h, "threshold: 0", "threshold: 1", 1))
+	errb.Reset()
+	if code := run([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--out", dir + "/out"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "refusing to judge") {
+		t.Errorf("exit %d, stderr %q; want 2, refusing to judge", code, errb.String())
+	}
+	if _, err := os.Stat(dir + "/out"); err == nil {
+		t.Error("results were written")
 	}
 }

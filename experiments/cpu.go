@@ -1,0 +1,167 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Environment variables that carry a CPU limit into a child process. The
+// child applies them at the very start of main and re-executes itself, so
+// that the Go runtime it runs starts under the limit and derives its
+// default GOMAXPROCS from it.
+const (
+	envCgroupProcs = "LOADLAB_CHILD_CGROUP_PROCS"
+	envAffinity    = "LOADLAB_CHILD_AFFINITY"
+)
+
+// EnterLimits applies a CPU limit passed by a parent runner, then re-executes
+// the program under it. It returns normally only when there is nothing to
+// apply. Call it first thing in main.
+func EnterLimits() {
+	procs, aff := os.Getenv(envCgroupProcs), os.Getenv(envAffinity)
+	if procs == "" && aff == "" {
+		return
+	}
+	fail := func(err error) {
+		fmt.Fprintf(os.Stderr, "loadlab: entering CPU limit: %v\n", err)
+		os.Exit(3)
+	}
+	if procs != "" {
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			fail(err)
+		}
+	}
+	if aff != "" {
+		var set unix.CPUSet
+		for _, f := range strings.Split(aff, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				fail(fmt.Errorf("affinity %q", aff))
+			}
+			set.Set(n)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			fail(err)
+		}
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envCgroupProcs+"=") && !strings.HasPrefix(kv, envAffinity+"=") {
+			env = append(env, kv)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fail(err)
+	}
+	fail(syscall.Exec(exe, os.Args, env))
+}
+
+// limit is how one child run is confined.
+type limit struct {
+	mechanism string // "cgroup v2 …", "cgroup v1 …", "affinity …"
+	env       []string
+	cleanup   func()
+}
+
+// prepareLimit sets up a CPU setting for one child: a quota in a fresh cgroup
+// (v2, else v1) when the machine lets us write one, else an affinity to
+// ceil(cpus) CPUs; a cpuset is always an affinity.
+func prepareLimit(s CPUSetting, id string) (limit, error) {
+	if s.Cpuset > 0 {
+		return affinityLimit(s.Cpuset, "")
+	}
+	if l, err := cgroupV2Limit(s.CPUs, id); err == nil {
+		return l, nil
+	}
+	if l, err := cgroupV1Limit(s.CPUs, id); err == nil {
+		return l, nil
+	}
+	return affinityLimit(int(math.Ceil(s.CPUs)), " (no writable cgroup cpu controller: quota emulated by affinity)")
+}
+
+func affinityLimit(n int, note string) (limit, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return limit{}, fmt.Errorf("read affinity: %w", err)
+	}
+	var cpus []string
+	for c := 0; c < 1024 && len(cpus) < n; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, strconv.Itoa(c))
+		}
+	}
+	if len(cpus) < n {
+		return limit{}, fmt.Errorf("cpuset %d: only %d CPUs available", n, len(cpus))
+	}
+	list := strings.Join(cpus, ",")
+	return limit{mechanism: "affinity cpus " + list + note, env: []string{envAffinity + "=" + list}, cleanup: func() {}}, nil
+}
+
+const cfsPeriod = 100000
+
+func cgroupV2Limit(cpus float64, id string) (limit, error) {
+	root := ""
+	for _, cand := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		if b, err := os.ReadFile(filepath.Join(cand, "cgroup.controllers")); err == nil && strings.Contains(" "+string(b)+" ", " cpu ") {
+			root = cand
+			break
+		}
+	}
+	if root == "" {
+		return limit{}, errors.New("no cgroup v2 hierarchy with the cpu controller")
+	}
+	sub, _ := os.ReadFile(filepath.Join(root, "cgroup.subtree_control"))
+	if !strings.Contains(" "+strings.TrimSpace(string(sub))+" ", " cpu ") {
+		if err := os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
+			return limit{}, err
+		}
+	}
+	dir := filepath.Join(root, "loadlab-"+id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return limit{}, err
+	}
+	quota := int(math.Round(cpus * cfsPeriod))
+	if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(fmt.Sprintf("%d %d", quota, cfsPeriod)), 0o644); err != nil {
+		os.Remove(dir)
+		return limit{}, err
+	}
+	return limit{mechanism: fmt.Sprintf("cgroup v2 cpu.max %d %d", quota, cfsPeriod),
+		env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, cleanup: func() { os.Remove(dir) }}, nil
+}
+
+func cgroupV1Limit(cpus float64, id string) (limit, error) {
+	var root string
+	for _, cand := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
+		if _, err := os.Stat(filepath.Join(cand, "cpu.cfs_quota_us")); err == nil {
+			root = cand
+			break
+		}
+	}
+	if root == "" {
+		return limit{}, errors.New("no cgroup v1 cpu controller")
+	}
+	dir := filepath.Join(root, "loadlab-"+id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return limit{}, err
+	}
+	quota := int(math.Round(cpus * cfsPeriod))
+	err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cfsPeriod)), 0o644)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
+	}
+	if err != nil {
+		os.Remove(dir)
+		return limit{}, err
+	}
+	return limit{mechanism: fmt.Sprintf("cgroup v1 cpu.cfs_quota_us %d / %d", quota, cfsPeriod),
+		env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, cleanup: func() { os.Remove(dir) }}, nil
+}

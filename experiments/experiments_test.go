@@ -1,0 +1,228 @@
+package experiments
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+func TestDecide(t *testing.T) {
+	num := func(x float64) Threshold { return Threshold{Value: x} }
+	tests := []struct {
+		op     string
+		t      Threshold
+		lo, hi float64
+		want   string
+	}{
+		{"==", num(0), 0, 0, Supported},
+		{"==", num(0), 1, 3, Refuted},
+		{"==", num(2), 1, 3, Inconclusive},
+		{"!=", num(0), 1, 3, Supported},
+		{"<=", num(6), 4, 6, Supported},
+		{"<=", num(6), 7, 9, Refuted},
+		{"<=", num(6), 5, 7, Inconclusive},
+		{"<", num(6), 4, 6, Inconclusive},
+		{">", num(0), 1, 5, Supported},
+		{">", num(0), 0, 0, Refuted},
+		{">=", num(1), 0.95, 1.05, Inconclusive},
+		{"between", Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.85, 0.9, Supported},
+		{"between", Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.93, 0.99, Refuted},
+		{"between", Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.75, 0.85, Inconclusive},
+		{">", num(0), math.NaN(), math.NaN(), Inconclusive},
+	}
+	for _, tt := range tests {
+		if got := decide(tt.op, tt.t, tt.lo, tt.hi); got != tt.want {
+			t.Errorf("%v %s %v over [%v, %v]: got %s, want %s", tt.op, tt.op, tt.t, tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	got := Summarize([]float64{5, 1, 3, 9})
+	if got.Median != 4 || got.Min != 1 || got.Max != 9 || got.N != 4 {
+		t.Errorf("got %+v, want median 4 (mean of 3 and 5), min 1, max 9", got)
+	}
+	if got := Summarize([]float64{2, 7, 4}); got.Median != 4 {
+		t.Errorf("odd median %v, want 4", got.Median)
+	}
+}
+
+func runs(c Cell, metric string, vals ...float64) []RunRecord {
+	var out []RunRecord
+	for i, v := range vals {
+		out = append(out, RunRecord{Cell: c, Run: i + 1, Mechanism: "cgroup v1 x", Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
+	}
+	return out
+}
+
+func TestJudgeOnFixedInputs(t *testing.T) {
+	a := Cell{"C4", "slow-write", "cpus-1"}
+	b := Cell{"C3", "slow-write", "cpus-1"}
+	all := append(runs(a, "accepted_per_second", 35, 36, 34), runs(b, "accepted_per_second", 30, 31, 32)...)
+	all = append(all, runs(Cell{"C2", "slow-write", "cpus-1"}, "accepted_per_second", 10, 40)...)
+	all = append(all, RunRecord{Cell: a, Run: 4, Failed: "client crashed"}) // ignored
+	hs := []Hypothesis{
+		{ID: "ratio", Metric: "accepted_per_second", Cell: &a, Versus: &b, Compare: "ratio", Op: ">=", Threshold: Threshold{Value: 1}},
+		{ID: "refuted", Metric: "accepted_per_second", Cell: &a, Op: "<", Threshold: Threshold{Value: 20}},
+		{ID: "straddle", Metric: "accepted_per_second", Cells: []Cell{{"C2", "slow-write", "cpus-1"}}, Op: ">", Threshold: Threshold{Value: 20}},
+		{ID: "minus", Metric: "accepted_per_second", Minus: "gomaxprocs", Cell: &b, Op: "between", Threshold: Threshold{Lo: 28, Hi: 30, Range: true}},
+		{ID: "mechanism", Metric: "gomaxprocs", Cell: &a, RequiresMechanism: "affinity", Op: "==", Threshold: Threshold{Value: 2}},
+		{ID: "missing", Metric: "accepted_per_second", Cell: &Cell{"C1", "healthy", "cpus-1"}, Op: ">", Threshold: Threshold{Value: 0}},
+	}
+	want := map[string]string{"ratio": Supported, "refuted": Refuted, "straddle": Inconclusive, "minus": Supported,
+		"mechanism": Inconclusive, "missing": Inconclusive}
+	for _, v := range Judge(hs, all) {
+		if v.Verdict != want[v.ID] {
+			t.Errorf("%s: %s (%+v), want %s", v.ID, v.Verdict, v.Cells, want[v.ID])
+		}
+	}
+	v := Judge(hs[:1], all)[0].Cells[0]
+	if v.Min != 34.0/32 || v.Max != 36.0/30 || v.Runs != 3 {
+		t.Errorf("ratio range [%v, %v] over %d runs; want [34/32, 36/30] over 3", v.Min, v.Max, v.Runs)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const tinySpec = `name: tiny
+records: 30
+runs: 2
+time_scale: 0.05
+call_timeout: 2s
+permit_timeout: 10s
+seed: 1
+strategies: [C2, C4]
+scenarios: [slow-write]
+cpus:
+  - {name: cpus-1, cpus: 1}
+`
+
+const tinyHypotheses = `hypotheses:
+  - id: T1
+    claim: C4 gets no write 503s under slow writes.
+    source: test
+    metric: write_rejections
+    cell: {strategy: C4, scenario: slow-write, cpu: cpus-1}
+    op: "=="
+    threshold: 0
+  - id: T2
+    claim: C4 offers at most 6 concurrent writes.
+    source: test
+    metric: peak_concurrent_writes
+    cell: {strategy: C4, scenario: slow-write, cpu: cpus-1}
+    op: "<="
+    threshold: 6
+`
+
+func TestSpecErrorsNameFileLineAndField(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content, want string
+	}{
+		{"unknown strategy", strings.Replace(tinySpec, "[C2, C4]", "[C2, C9]", 1), "spec.yaml:8: strategies[1]: unknown strategy"},
+		{"unknown scenario", strings.Replace(tinySpec, "[slow-write]", "[slow-disk]", 1), "spec.yaml:9: scenarios[0]"},
+		{"zero runs", strings.Replace(tinySpec, "runs: 2", "runs: 0", 1), "spec.yaml:3: runs:"},
+		{"unknown key", tinySpec + "colour: red\n", "line 12: field colour not found"},
+		{"malformed", "name: [\n", "spec.yaml"},
+		{"cpu without limit", strings.Replace(tinySpec, "cpus: 1}", "}", 1), "cpus[0]"},
+		{"bad exclude", tinySpec + "exclude:\n  - {strategies: [C3]}\n", "exclude[0].strategies[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, dir, "spec.yaml", tt.content)
+			_, err := LoadSpec(p)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHypothesesRefuseUnknownNames(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"unknown metric", "metric: write_rejections", "metric: joy", "h.yaml:5: hypotheses[0] (T1).metric: unknown metric"},
+		{"unknown strategy", "{strategy: C4, scenario: slow-write, cpu: cpus-1}\n    op: \"==\"", "{strategy: C7, scenario: slow-write, cpu: cpus-1}\n    op: \"==\"", "unknown strategy \"C7\""},
+		{"unknown scenario", "scenario: slow-write, cpu: cpus-1}\n    op: \"==\"", "scenario: healthy, cpu: cpus-1}\n    op: \"==\"", "unknown scenario"},
+		{"bad operator", `op: "=="`, `op: "~"`, "op:"},
+		{"between needs a range", `op: "<="`, `op: between`, "threshold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, dir, "h.yaml", strings.Replace(tinyHypotheses, tt.from, tt.to, 1))
+			_, err := LoadHypotheses(p, spec)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLockRefusesAnEditedFile(t *testing.T) {
+	dir := t.TempDir()
+	h := writeFile(t, dir, "h.yaml", tinyHypotheses)
+	if _, err := CheckLock(h); !errors.Is(err, ErrLockMismatch) {
+		t.Errorf("no lock yet: got %v, want ErrLockMismatch", err)
+	}
+	l, err := Preregister(h, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := CheckLock(h); err != nil || got.SHA256 != l.SHA256 {
+		t.Fatalf("unchanged file: %v", err)
+	}
+	writeFile(t, dir, "h.yaml", strings.Replace(tinyHypotheses, "threshold: 6", "threshold: 7", 1))
+	if _, err := CheckLock(h); !errors.Is(err, ErrLockMismatch) {
+		t.Errorf("edited file: got %v, want ErrLockMismatch", err)
+	}
+}
+
+// The committed experiment and hypotheses load, and the hypotheses still
+// match their preregistration lock.
+func TestCommittedFilesAreValidAndLocked(t *testing.T) {
+	spec, err := LoadSpec("replication.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadHypotheses("hypotheses.yaml", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckLock("hypotheses.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCellBound(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	c4, _ := client.ParseStrategy("C4")
+	b := CellBound(cfg, mockservice.ProfileSlowWrite, c4, 32, 2*time.Second)
+	if math.Abs(b.WriteCapacity-40) > 1e-9 || b.Limit != "writes" {
+		t.Errorf("slow-write C4: %+v; want the 6 write permits / 150 ms = 40/s to bind", b)
+	}
+	b = CellBound(cfg, mockservice.ProfileHealthy, c4, 32, 2*time.Second)
+	// 24 permits / (3 × the log-normal mean, 120 ms × e^(0.3²/2) ≈ 125.5 ms).
+	want := 24 / (3 * 0.120 * math.Exp(0.045))
+	if b.Limit != "enrichment" || math.Abs(b.Bound-want)/want > 0.02 {
+		t.Errorf("healthy C4: %+v; want enrichment bound ≈ %.1f", b, want)
+	}
+}

@@ -1,0 +1,264 @@
+// Package experiments runs the replication matrix: every strategy, scenario
+// and client CPU setting, several runs per cell, each client run a child
+// process under a real CPU limit, against the mock service, with the server's
+// figures scraped from /metrics. It computes medians and ranges and a
+// Little's-law bound per cell, judges preregistered hypotheses, and writes
+// results.json, report.md and report.html.
+package experiments
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/mockservice"
+)
+
+// Spec is an experiment file.
+type Spec struct {
+	Name          string        `yaml:"name" json:"name"`
+	Records       int           `yaml:"records" json:"records"`
+	Runs          int           `yaml:"runs" json:"runs"`
+	TimeScale     float64       `yaml:"time_scale" json:"time_scale"`
+	CallTimeout   time.Duration `yaml:"call_timeout" json:"call_timeout"`
+	PermitTimeout time.Duration `yaml:"permit_timeout" json:"permit_timeout"`
+	Seed          uint32        `yaml:"seed" json:"seed"`
+	Strategies    []string      `yaml:"strategies" json:"strategies"`
+	Scenarios     []string      `yaml:"scenarios" json:"scenarios"`
+	CPUs          []CPUSetting  `yaml:"cpus" json:"cpus"`
+	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
+}
+
+// CPUSetting is one client CPU limit: a quota of CPUs (like docker --cpus)
+// or an affinity to Cpuset CPUs (like docker --cpuset-cpus).
+type CPUSetting struct {
+	Name   string  `yaml:"name" json:"name"`
+	CPUs   float64 `yaml:"cpus,omitempty" json:"cpus,omitempty"`
+	Cpuset int     `yaml:"cpuset,omitempty" json:"cpuset,omitempty"`
+}
+
+// Exclude removes the cells that match all of its non-empty lists.
+type Exclude struct {
+	Strategies []string `yaml:"strategies" json:"strategies,omitempty"`
+	Scenarios  []string `yaml:"scenarios" json:"scenarios,omitempty"`
+	CPUs       []string `yaml:"cpus" json:"cpus,omitempty"`
+}
+
+// Cell is one combination of the matrix.
+type Cell struct {
+	Strategy string `yaml:"strategy" json:"strategy"`
+	Scenario string `yaml:"scenario" json:"scenario"`
+	CPU      string `yaml:"cpu" json:"cpu"`
+}
+
+func (c Cell) String() string { return c.Strategy + "/" + c.Scenario + "/" + c.CPU }
+
+func (e Exclude) matches(c Cell) bool {
+	in := func(list []string, v string) bool { return len(list) == 0 || slices.Contains(list, v) }
+	return in(e.Strategies, c.Strategy) && in(e.Scenarios, c.Scenario) && in(e.CPUs, c.CPU)
+}
+
+// Cells lists the matrix in run order: CPU setting, scenario, strategy.
+func (s Spec) Cells() []Cell {
+	var out []Cell
+	for _, cpu := range s.CPUs {
+		for _, sc := range s.Scenarios {
+			for _, st := range s.Strategies {
+				c := Cell{Strategy: st, Scenario: sc, CPU: cpu.Name}
+				if !slices.ContainsFunc(s.Exclude, func(e Exclude) bool { return e.matches(c) }) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// CPU returns the setting called name.
+func (s Spec) CPU(name string) (CPUSetting, bool) {
+	i := slices.IndexFunc(s.CPUs, func(c CPUSetting) bool { return c.Name == name })
+	if i < 0 {
+		return CPUSetting{}, false
+	}
+	return s.CPUs[i], true
+}
+
+// FileError is a problem in a YAML file, with where it is.
+type FileError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *FileError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %v", loc, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", loc, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// readYAML decodes path strictly into v and returns the document's node tree
+// for locating fields in later errors.
+func readYAML(path string, v any) (*yaml.Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{File: path, Err: err}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &FileError{File: path, Err: err}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return nil, &FileError{File: path, Err: err}
+	}
+	return &root, nil
+}
+
+// lineOf finds the line of a field path (string keys and int indexes) in a
+// YAML document; it returns the line of the deepest part found.
+func lineOf(root *yaml.Node, path ...any) int {
+	n := root
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return line
+			}
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					line, n, found = n.Content[i].Line, n.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return line
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return line
+			}
+			n = n.Content[k]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+// LoadSpec reads and validates an experiment file. Errors name the file,
+// the line and the field.
+func LoadSpec(path string) (Spec, error) {
+	var s Spec
+	root, err := readYAML(path, &s)
+	if err != nil {
+		return s, err
+	}
+	if field, at, err := s.validate(); err != nil {
+		return s, &FileError{File: path, Line: lineOf(root, at...), Field: field, Err: err}
+	}
+	return s, nil
+}
+
+// Validate checks the spec.
+func (s Spec) Validate() error {
+	if field, _, err := s.validate(); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+func (s Spec) validate() (field string, at []any, err error) {
+	profiles := mockservice.DefaultConfig().Profiles
+	switch {
+	case s.Records < 1:
+		return "records", []any{"records"}, fmt.Errorf("%d must be ≥ 1", s.Records)
+	case s.Runs < 1:
+		return "runs", []any{"runs"}, fmt.Errorf("%d must be ≥ 1", s.Runs)
+	case !(s.TimeScale > 0) || s.TimeScale > 1000 || math.IsInf(s.TimeScale, 0):
+		return "time_scale", []any{"time_scale"}, fmt.Errorf("%v must be in (0, 1000]", s.TimeScale)
+	case s.CallTimeout <= 0:
+		return "call_timeout", []any{"call_timeout"}, fmt.Errorf("%v must be > 0", s.CallTimeout)
+	case s.PermitTimeout <= 0:
+		return "permit_timeout", []any{"permit_timeout"}, fmt.Errorf("%v must be > 0", s.PermitTimeout)
+	case len(s.Strategies) == 0:
+		return "strategies", []any{"strategies"}, errors.New("at least one is needed")
+	case len(s.Scenarios) == 0:
+		return "scenarios", []any{"scenarios"}, errors.New("at least one is needed")
+	case len(s.CPUs) == 0:
+		return "cpus", []any{"cpus"}, errors.New("at least one is needed")
+	}
+	for i, st := range s.Strategies {
+		if _, err := client.ParseStrategy(st); err != nil {
+			return fmt.Sprintf("strategies[%d]", i), []any{"strategies", i}, err
+		}
+	}
+	for i, sc := range s.Scenarios {
+		if _, ok := profiles[sc]; !ok {
+			return fmt.Sprintf("scenarios[%d]", i), []any{"scenarios", i},
+				fmt.Errorf("unknown scenario %q (one of %s)", sc, strings.Join(mockservice.DefaultConfig().ProfileNames(), ", "))
+		}
+	}
+	seen := map[string]bool{}
+	for i, c := range s.CPUs {
+		switch {
+		case c.Name == "":
+			return fmt.Sprintf("cpus[%d].name", i), []any{"cpus", i}, errors.New("missing")
+		case seen[c.Name]:
+			return fmt.Sprintf("cpus[%d].name", i), []any{"cpus", i, "name"}, fmt.Errorf("%q is used twice", c.Name)
+		case (c.CPUs > 0) == (c.Cpuset > 0) || c.CPUs < 0 || c.Cpuset < 0:
+			return fmt.Sprintf("cpus[%d]", i), []any{"cpus", i}, errors.New("give exactly one of cpus (a quota, > 0) or cpuset (a number of CPUs, ≥ 1)")
+		}
+		seen[c.Name] = true
+	}
+	for i, e := range s.Exclude {
+		for _, check := range []struct {
+			key   string
+			vals  []string
+			known []string
+		}{{"strategies", e.Strategies, s.Strategies}, {"scenarios", e.Scenarios, s.Scenarios}, {"cpus", e.CPUs, names(s.CPUs)}} {
+			for j, v := range check.vals {
+				if !slices.Contains(check.known, v) {
+					return fmt.Sprintf("exclude[%d].%s[%d]", i, check.key, j), []any{"exclude", i, check.key, j},
+						fmt.Errorf("%q is not in the experiment's %s", v, check.key)
+				}
+			}
+		}
+	}
+	if len(s.Cells()) == 0 {
+		return "exclude", []any{"exclude"}, errors.New("every cell is excluded")
+	}
+	return "", nil, nil
+}
+
+func names(cpus []CPUSetting) []string {
+	out := make([]string, len(cpus))
+	for i, c := range cpus {
+		out[i] = c.Name
+	}
+	return out
+}
