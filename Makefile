@@ -4,7 +4,9 @@ BIN      := bin
 LISTEN   ?= 127.0.0.1:8080
 PROFILE  ?= healthy
 
-.PHONY: all build run mock test lint bench clean
+COMPOSE  ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+
+.PHONY: all build run mock static image up down test lint bench clean
 
 all: build
 
@@ -20,16 +22,38 @@ run: build
 mock: build
 	./$(BIN)/mockservice --listen $(LISTEN) --profile $(PROFILE)
 
+# Static binaries and the files the image needs, in out/: the one build step
+# that deploy/Dockerfile (in a golang image) and deploy/Dockerfile.local (on
+# the host) share.
+static:
+	rm -rf out && mkdir -p out/static out/experiments out/empty
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o out/static/ ./cmd/...
+	cp experiments/*.yaml experiments/*.lock out/experiments/
+
+# The image, without pulling anything: FROM scratch around out/.
+image: static
+	docker build -q -f deploy/Dockerfile.local -t loadlab:local .
+
+# docker-compose.yml on a machine without a registry: no build, no pull.
+up: image
+	mkdir -p results
+	$(COMPOSE) up --no-build --abort-on-container-exit --exit-code-from client mock client
+
+down:
+	$(COMPOSE) down --volumes --remove-orphans
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# -p 1: packages one at a time, so the real-time tests and the container
+# builds do not compete for this machine's two cores.
 test: lint
-	$(GO) test -race -count=1 -timeout 14m ./...
+	$(GO) test -race -count=1 -p 1 -timeout 14m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) out

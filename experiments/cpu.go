@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/client"
 )
 
 // Environment variables that carry a CPU limit into a child process. The
@@ -76,6 +78,14 @@ type limit struct {
 // (v2, else v1) when the machine lets us write one, else an affinity to
 // ceil(cpus) CPUs; a cpuset is always an affinity.
 func prepareLimit(s CPUSetting, id string) (limit, error) {
+	if s.Inherit {
+		rt := client.ReadRuntime()
+		quota := "no quota"
+		if rt.CPUQuota != nil {
+			quota = fmt.Sprintf("quota %g CPUs", *rt.CPUQuota)
+		}
+		return limit{mechanism: fmt.Sprintf("inherited (%s, %d CPUs)", quota, rt.NumCPU), cleanup: func() {}}, nil
+	}
 	if s.Cpuset > 0 {
 		return affinityLimit(s.Cpuset, "")
 	}

@@ -152,8 +152,8 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 			return nil, fail("compare", []any{"compare"}, fmt.Errorf("%q must be ratio or difference with versus", h.Compare))
 		case h.Versus == nil && h.Compare != "":
 			return nil, fail("compare", []any{"compare"}, errors.New("compare needs a versus cell"))
-		case h.RequiresMechanism != "" && h.RequiresMechanism != "cgroup" && h.RequiresMechanism != "affinity":
-			return nil, fail("requires_mechanism", []any{"requires_mechanism"}, errors.New("must be cgroup or affinity"))
+		case h.RequiresMechanism != "" && h.RequiresMechanism != "cgroup" && h.RequiresMechanism != "affinity" && h.RequiresMechanism != "inherited":
+			return nil, fail("requires_mechanism", []any{"requires_mechanism"}, errors.New("must be cgroup, affinity or inherited"))
 		}
 		check := append(h.AllCells(), derefCells(h.Versus)...)
 		for _, c := range check {

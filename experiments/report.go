@@ -248,6 +248,7 @@ func groupedChart(r *Results, cpu, metric, title, ylabel string, line float64, l
 		ticks.labels = append(ticks.labels, sc)
 	}
 	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = -1, float64(len(sp.Scenarios)*n)+1.5 // room for the legend
 	eb, err := plotter.NewYErrorBars(pts)
 	if err != nil {
 		return "", err

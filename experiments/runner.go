@@ -101,6 +101,30 @@ type Runner struct {
 	// MockConfig is the in-process mock service's configuration (the
 	// bound's source too); zero means mockservice.DefaultConfig().
 	MockConfig *mockservice.Config
+	// Wait is how long to wait for the mock service to answer (0: ask once).
+	Wait time.Duration
+	// Metrics, when set, receives the runner's own metrics.
+	Metrics *RunnerMetrics
+}
+
+// ErrMismatch: the target mock service is not set up as the experiment needs.
+var ErrMismatch = errors.New("experiment: mock service mismatch")
+
+// waitHealthy asks the mock service's /healthz until it answers or wait
+// has passed.
+func waitHealthy(ctx context.Context, admin mockservice.Admin, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := admin.Healthy(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Run executes the matrix and judges the hypotheses. A run that fails is
@@ -121,8 +145,14 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		target = url
 	}
 	admin := mockservice.Admin{BaseURL: target, Token: r.AdminToken, HTTP: &http.Client{Timeout: 10 * time.Second}}
-	if err := admin.Healthy(ctx); err != nil {
+	if err := waitHealthy(ctx, admin, r.Wait); err != nil {
 		return nil, fmt.Errorf("experiment: mock service: %w", err)
+	}
+	// A mock service at another time scale would make every figure wrong.
+	if st, err := mockservice.Scrape(ctx, admin.HTTP, target); err != nil {
+		return nil, fmt.Errorf("experiment: mock service: %w", err)
+	} else if st.TimeScale != r.Spec.TimeScale {
+		return nil, fmt.Errorf("%w: the mock service runs at time scale %g, the experiment at %g", ErrMismatch, st.TimeScale, r.Spec.TimeScale)
 	}
 	res := &Results{Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
 		Target: target, Started: time.Now().UTC()}
@@ -142,6 +172,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 			}
 			rec := r.runOne(ctx, admin, target, c, run)
 			res.Runs = append(res.Runs, rec)
+			r.Metrics.observe(rec, r.Spec.TimeScale)
 			done++
 			if r.Progress != nil {
 				r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start), Last: &rec})
@@ -204,9 +235,24 @@ func (r *Runner) runOne(ctx context.Context, admin mockservice.Admin, target str
 	if run != 1 {
 		cres.Timeline = nil // one run per cell keeps its timeline
 	}
+	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
 	rec.Client, rec.Server = &cres, &st
 	rec.Metrics = metricsOf(cres, st, r.Spec.TimeScale)
 	return rec
+}
+
+const maxTimelineSamples = 600
+
+// downsample keeps at most n evenly spaced samples.
+func downsample(xs []client.Sample, n int) []client.Sample {
+	if len(xs) <= n {
+		return xs
+	}
+	out := make([]client.Sample, 0, n)
+	for i := range n {
+		out = append(out, xs[i*len(xs)/n])
+	}
+	return out
 }
 
 // sampleInterval samples in-flight calls about every 20 lab milliseconds.

@@ -38,12 +38,14 @@ type Spec struct {
 	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
 }
 
-// CPUSetting is one client CPU limit: a quota of CPUs (like docker --cpus)
-// or an affinity to Cpuset CPUs (like docker --cpuset-cpus).
+// CPUSetting is one client CPU limit: a quota of CPUs (like docker --cpus),
+// an affinity to Cpuset CPUs (like docker --cpuset-cpus), or Inherit: no
+// limit of the runner's own, the one the runner runs under (a container's).
 type CPUSetting struct {
-	Name   string  `yaml:"name" json:"name"`
-	CPUs   float64 `yaml:"cpus,omitempty" json:"cpus,omitempty"`
-	Cpuset int     `yaml:"cpuset,omitempty" json:"cpuset,omitempty"`
+	Name    string  `yaml:"name" json:"name"`
+	CPUs    float64 `yaml:"cpus,omitempty" json:"cpus,omitempty"`
+	Cpuset  int     `yaml:"cpuset,omitempty" json:"cpuset,omitempty"`
+	Inherit bool    `yaml:"inherit,omitempty" json:"inherit,omitempty"`
 }
 
 // Exclude removes the cells that match all of its non-empty lists.
@@ -230,8 +232,8 @@ func (s Spec) validate() (field string, at []any, err error) {
 			return fmt.Sprintf("cpus[%d].name", i), []any{"cpus", i}, errors.New("missing")
 		case seen[c.Name]:
 			return fmt.Sprintf("cpus[%d].name", i), []any{"cpus", i, "name"}, fmt.Errorf("%q is used twice", c.Name)
-		case (c.CPUs > 0) == (c.Cpuset > 0) || c.CPUs < 0 || c.Cpuset < 0:
-			return fmt.Sprintf("cpus[%d]", i), []any{"cpus", i}, errors.New("give exactly one of cpus (a quota, > 0) or cpuset (a number of CPUs, ≥ 1)")
+		case c.CPUs < 0 || c.Cpuset < 0 || b2i(c.CPUs > 0)+b2i(c.Cpuset > 0)+b2i(c.Inherit) != 1:
+			return fmt.Sprintf("cpus[%d]", i), []any{"cpus", i}, errors.New("give exactly one of cpus (a quota, > 0), cpuset (a number of CPUs, ≥ 1) or inherit: true")
 		}
 		seen[c.Name] = true
 	}
@@ -261,4 +263,11 @@ func names(cpus []CPUSetting) []string {
 		out[i] = c.Name
 	}
 	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

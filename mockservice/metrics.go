@@ -37,6 +37,8 @@ var (
 		"Writes of an id already stored, since the last reset.", nil, nil)
 	descProfile = prometheus.NewDesc(namespace+"_profile",
 		"1 for the active latency profile.", []string{"profile"}, nil)
+	descTimeScale = prometheus.NewDesc(namespace+"_time_scale",
+		"Factor applied to every service time (1 is real time).", nil, nil)
 )
 
 // collector exports the service's own state at scrape time, so /metrics and
@@ -45,7 +47,7 @@ type collector struct{ s *Service }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBusy, descWorkers, descQueue, descQueueCap,
-		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descStored, descDuplicates, descProfile} {
+		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descStored, descDuplicates, descProfile, descTimeScale} {
 		ch <- d
 	}
 }
@@ -72,6 +74,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descStored, prometheus.GaugeValue, float64(st.StoredWrites))
 	ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(st.DuplicateWrites))
+	ch <- prometheus.MustNewConstMetric(descTimeScale, prometheus.GaugeValue, st.TimeScale)
 	for _, p := range c.s.cfg.ProfileNames() {
 		v := 0.0
 		if p == st.Profile {

@@ -93,6 +93,7 @@ func ParseMetrics(r io.Reader) (Stats, error) {
 	})
 	each(namespace+"_stored_writes", func(_ *dto.Metric, v float64) { st.StoredWrites = int(v) })
 	each(namespace+"_duplicate_writes_total", func(_ *dto.Metric, v float64) { st.DuplicateWrites = int(v) })
+	each(namespace+"_time_scale", func(_ *dto.Metric, v float64) { st.TimeScale = v })
 	each(namespace+"_profile", func(m *dto.Metric, v float64) {
 		if v == 1 {
 			st.Profile = label(m, "profile")

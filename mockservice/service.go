@@ -38,6 +38,7 @@ var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with re
 // Stats is the JSON of GET /admin/stats.
 type Stats struct {
 	Profile         string                  `json:"profile"`
+	TimeScale       float64                 `json:"time_scale"`
 	StoredWrites    int                     `json:"stored_writes"`
 	DuplicateWrites int                     `json:"duplicate_writes"`
 	Stations        map[string]StationStats `json:"stations"`
@@ -163,7 +164,7 @@ func (s *Service) Reset() {
 // Stats returns a snapshot of the service.
 func (s *Service) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Profile: s.profile, StoredWrites: len(s.stored), DuplicateWrites: s.duplicates}
+	st := Stats{Profile: s.profile, TimeScale: s.cfg.TimeScale, StoredWrites: len(s.stored), DuplicateWrites: s.duplicates}
 	s.mu.Unlock()
 	st.Stations = map[string]StationStats{Enrichment: s.enrichment.Stats(), Records: s.records.Stats()}
 	return st

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/loadlab/loadlab/client"
 	"github.com/loadlab/loadlab/experiments"
 )
 
@@ -34,6 +41,8 @@ func runExperiment(args []string, stdout io.Writer) error {
 	scale := fs.Float64("time-scale", 0, "override the file's time scale")
 	runs := fs.Int("runs", 0, "override the file's runs per cell")
 	records := fs.Int("records", 0, "override the file's records per run")
+	wait := fs.Duration("wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
+	metricsAddr := fs.String("metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
 	if err := parse(args); err != nil {
 		return err
 	}
@@ -71,9 +80,27 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	rt := client.ReadRuntime()
+	quota := "none"
+	if rt.CPUQuota != nil {
+		quota = fmt.Sprintf("%g CPUs (%s)", *rt.CPUQuota, rt.QuotaSource)
+	}
+	fmt.Fprintf(os.Stderr, "loadlab experiment: GOMAXPROCS %d, NumCPU %d, CPU quota %s; %d cells × %d runs\n",
+		rt.GOMAXPROCS, rt.NumCPU, quota, len(spec.Cells()), spec.Runs)
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: *target, AdminToken: *token,
-		Progress: progressPrinter(os.Stderr)}
+		Progress: progressPrinter(os.Stderr), Wait: *wait}
+	if *metricsAddr != "" {
+		stopMetrics, m, err := serveRunnerMetrics(*metricsAddr)
+		if err != nil {
+			return usageErr("metrics-listen: %v", err)
+		}
+		defer stopMetrics()
+		r.Metrics = m
+	}
 	res, err := r.Run(ctx)
+	if errors.Is(err, experiments.ErrMismatch) {
+		return usageErr("%v", err)
+	}
 	if err != nil && res == nil {
 		return err
 	}
@@ -118,6 +145,25 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 		}
 		fmt.Fprintf(w, "%d/%d %s run %d: %s (~%s left)\n", p.Done, p.Total, p.Cell, p.Run, status, left)
 	}
+}
+
+// serveRunnerMetrics serves the runner's metrics (and Go's) over HTTP.
+func serveRunnerMetrics(addr string) (func(), *experiments.RunnerMetrics, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := experiments.NewRunnerMetrics(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return func() { _ = srv.Close() }, m, nil
 }
 
 func printSummary(w io.Writer, res *experiments.Results) {
