@@ -3,13 +3,18 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/loadlab/loadlab/client"
 	"github.com/loadlab/loadlab/models"
@@ -81,10 +86,27 @@ func TestOverloadedGeneratorReportsDrops(t *testing.T) {
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 10, 20, 20 // 200 arrivals against 4/s of capacity
 	m := startMock(t, client.AdmissionEndpoint(sc, 0.05, 0))
+	reg := prometheus.NewRegistry()
 	res, err := client.Load(context.Background(), client.LoadConfig{Target: m.url + "/enrich", Scenario: sc,
-		Arrivals: client.ArrivalsUniform, TimeScale: 0.05, MaxInFlight: 5, LateThreshold: client.DefaultLateThreshold})
+		Arrivals: client.ArrivalsUniform, TimeScale: 0.05, MaxInFlight: 5, LateThreshold: client.DefaultLateThreshold,
+		Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`
+# HELP loadlab_load_dropped_total Arrivals not sent because the generator's in-flight cap was reached.
+# TYPE loadlab_load_dropped_total counter
+loadlab_load_dropped_total %d
+# HELP loadlab_load_scheduled_total Arrivals the schedule called for.
+# TYPE loadlab_load_scheduled_total counter
+loadlab_load_scheduled_total 200
+# HELP loadlab_load_sent_total Arrivals sent.
+# TYPE loadlab_load_sent_total counter
+loadlab_load_sent_total %d
+`, res.Dropped, res.Requests)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadlab_load_dropped_total",
+		"loadlab_load_scheduled_total", "loadlab_load_sent_total"); err != nil {
+		t.Error(err)
 	}
 	if res.Dropped == 0 || res.Requests+res.Dropped != res.Scheduled || res.Scheduled != 200 {
 		t.Errorf("scheduled %d = sent %d + dropped %d? want 200 scheduled and drops reported", res.Scheduled, res.Requests, res.Dropped)

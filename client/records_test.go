@@ -39,31 +39,20 @@ func TestMain(m *testing.M) {
 type mock struct {
 	url   string
 	svc   *mockservice.Service
-	stop  context.CancelFunc
-	done  chan error
+	stop  func() error
 	admin mockservice.Admin
 }
 
 // startMock runs the real mock service on loopback until the test ends.
 func startMock(t *testing.T, cfg mockservice.Config) *mock {
 	t.Helper()
-	svc, err := mockservice.New(cfg)
+	cfg.Listen = "127.0.0.1:0"
+	svc, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &mock{url: "http://" + ln.Addr().String(), svc: svc, stop: cancel, done: make(chan error, 1)}
-	m.admin = mockservice.Admin{BaseURL: m.url}
-	go func() { m.done <- svc.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-m.done
-	})
-	return m
+	t.Cleanup(func() { _ = stop() })
+	return &mock{url: url, svc: svc, stop: stop, admin: mockservice.Admin{BaseURL: url}}
 }
 
 func run(t *testing.T, m *mock, strategy string, records int, scale float64, change func(*client.Config)) client.Result {
@@ -227,7 +216,7 @@ func TestTargetDyingMidRun(t *testing.T) {
 	m := startMock(t, cfg)
 	go func() {
 		time.Sleep(400 * time.Millisecond)
-		m.stop()
+		_ = m.stop()
 	}()
 	ccfg := client.DefaultConfig()
 	ccfg.Target, ccfg.Records = m.url, 200

@@ -1,10 +1,8 @@
 package deploy
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -68,26 +66,20 @@ func TestRealPrometheusScrapesTheMock(t *testing.T) {
 	prom := requireTool(t, "prometheus")
 	cfg := mockservice.DefaultConfig()
 	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap
-	svc, err := mockservice.New(cfg)
+	cfg.Listen = "127.0.0.1:0"
+	_, mockURL, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	mockURL := "http://" + ln.Addr().String()
+	t.Cleanup(func() { _ = stop() })
+	mockAddr := strings.TrimPrefix(mockURL, "http://")
 
 	// deploy/prometheus.yml with its targets pointed at loopback.
 	conf, err := os.ReadFile("prometheus.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(conf), `"mock:8080"`, fmt.Sprintf("%q", ln.Addr().String()), 1)
+	text := strings.Replace(string(conf), `"mock:8080"`, fmt.Sprintf("%q", mockAddr), 1)
 	text = strings.Replace(text, `"client:9090"`, `"127.0.0.1:1"`, 1)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(text), 0o644); err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -137,9 +136,10 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	mockCfg.Seed, mockCfg.TimeScale = r.Spec.Seed, r.Spec.TimeScale
 	target := r.Target
 	if target == "" {
-		url, stop, err := startMock(mockCfg)
+		mockCfg.Listen = "127.0.0.1:0"
+		_, url, stop, err := mockservice.Start(mockCfg)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("experiment: %w", err)
 		}
 		defer stop()
 		target = url
@@ -328,22 +328,6 @@ func Summaries(spec Spec, runs []RunRecord, mockCfg mockservice.Config) []CellSu
 		out = append(out, cs)
 	}
 	return out
-}
-
-func startMock(cfg mockservice.Config) (string, func(), error) {
-	cfg.Listen = "127.0.0.1:0"
-	svc, err := mockservice.New(cfg)
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("experiment: mock service: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = svc.Serve(ctx, ln); close(done) }()
-	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
 }
 
 // ReadEnvironment describes the machine and the runner process.

@@ -54,19 +54,13 @@ func serveBare(b *testing.B) string {
 
 func serveMock(b *testing.B, cfg mockservice.Config) string {
 	b.Helper()
-	svc, err := mockservice.New(cfg)
+	cfg.Listen = "127.0.0.1:0"
+	_, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = svc.Serve(ctx, ln); close(done) }()
-	b.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
+	b.Cleanup(func() { _ = stop() })
+	return url
 }
 
 const enrichBody = `{"record_id":"r1","step":1}`

@@ -397,3 +397,26 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
+
+// Start serves a new service for cfg on cfg.Listen (e.g. 127.0.0.1:0) in
+// the background. It returns the service, its base URL, and stop, which
+// shuts it down as SIGTERM would and returns Serve's result.
+func Start(cfg Config) (svc *Service, baseURL string, stop func() error, err error) {
+	if svc, err = New(cfg); err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("mockservice: listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, ln) }()
+	var once sync.Once
+	var result error
+	stop = func() error {
+		once.Do(func() { cancel(); result = <-done })
+		return result
+	}
+	return svc, "http://" + ln.Addr().String(), stop, nil
+}

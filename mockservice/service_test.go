@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,24 +27,17 @@ import (
 // startService runs the real service on a loopback port until the test ends.
 func startService(t *testing.T, cfg mockservice.Config) (string, *mockservice.Service) {
 	t.Helper()
-	svc, err := mockservice.New(cfg)
+	cfg.Listen = "127.0.0.1:0"
+	svc, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String(), svc
+	return url, svc
 }
 
 type reply struct {
@@ -406,47 +399,32 @@ func TestBadInput(t *testing.T) {
 
 func TestShutdownLetsWorkFinish(t *testing.T) {
 	cfg := oneWorker(300*time.Millisecond, false)
-	svc, err := mockservice.New(cfg)
+	cfg.Listen = "127.0.0.1:0"
+	svc, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
 	got := make(chan reply, 1)
-	go func() { got <- post(&http.Client{}, "http://"+ln.Addr().String()+"/records", writeBody("x")) }()
+	go func() { got <- post(&http.Client{}, url+"/records", writeBody("x")) }()
 	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
-	cancel()
+	if err := stop(); err != nil {
+		t.Errorf("serve: %v, want a clean stop", err)
+	}
 	if r := <-got; r.err != nil || r.status != http.StatusCreated {
 		t.Errorf("in-flight write: %v %d, want 201", r.err, r.status)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("serve: %v, want a clean stop", err)
 	}
 }
 
 func TestShutdownTimeoutIsReported(t *testing.T) {
 	cfg := oneWorker(2*time.Second, false)
-	cfg.ShutdownTimeout = 50 * time.Millisecond
-	svc, err := mockservice.New(cfg)
+	cfg.Listen, cfg.ShutdownTimeout = "127.0.0.1:0", 50*time.Millisecond
+	svc, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
-	go post(&http.Client{}, "http://"+ln.Addr().String()+"/records", writeBody("x"))
+	go post(&http.Client{}, url+"/records", writeBody("x"))
 	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
-	cancel()
-	if err := <-done; !errors.Is(err, mockservice.ErrForcedShutdown) {
+	if err := stop(); !errors.Is(err, mockservice.ErrForcedShutdown) {
 		t.Errorf("serve: %v, want ErrForcedShutdown", err)
 	}
 }
@@ -671,5 +649,46 @@ func TestRequestLog(t *testing.T) {
 	_, body = do(t, "GET", url+"/admin/requests", "tok", "")
 	if !strings.Contains(body, `"entries":[]`) {
 		t.Errorf("after reset: %s", body)
+	}
+}
+
+// Each built-in profile's service times, drawn as the stations draw them
+// (seeded Mulberry32), have the configured median within 5%.
+func TestProfileMedians(t *testing.T) {
+	cfg := mockservice.DefaultConfig()
+	ms := time.Millisecond
+	// slow-enrichment: 5% hang, so the median is the log-normal's 0.5/0.95
+	// quantile: 1.2 s × exp(0.3 × z(0.526)).
+	slowEnrich := time.Duration(1200 * float64(ms) * math.Exp(0.3*math.Sqrt2*math.Erfinv(2*0.5/0.95-1)))
+	tests := []struct {
+		profile, station string
+		want             time.Duration
+	}{
+		{"healthy", "enrichment", 120 * ms},
+		{"healthy", "records", 30 * ms},
+		{"slow-enrichment", "enrichment", slowEnrich},
+		{"slow-enrichment", "records", 30 * ms},
+		{"slow-write", "enrichment", 120 * ms},
+		{"slow-write", "records", 150 * ms},
+	}
+	for _, tt := range tests {
+		p := cfg.Profiles[tt.profile]
+		spec := p.Enrichment
+		if tt.station == "records" {
+			spec = p.Records
+		}
+		d, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := latency.NewMulberry32(cfg.Seed)
+		xs := make([]time.Duration, 20001)
+		for i := range xs {
+			xs[i] = d.Sample(src)
+		}
+		slices.Sort(xs)
+		if got := xs[len(xs)/2]; math.Abs(float64(got-tt.want))/float64(tt.want) > 0.05 {
+			t.Errorf("%s %s: median %v, want %v within 5%%", tt.profile, tt.station, got, tt.want)
+		}
 	}
 }

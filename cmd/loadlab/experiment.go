@@ -89,13 +89,15 @@ func runExperiment(args []string, stdout io.Writer) error {
 		rt.GOMAXPROCS, rt.NumCPU, quota, len(spec.Cells()), spec.Runs)
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: *target, AdminToken: *token,
 		Progress: progressPrinter(os.Stderr), Wait: *wait}
-	if *metricsAddr != "" {
-		stopMetrics, m, err := serveRunnerMetrics(*metricsAddr)
-		if err != nil {
-			return usageErr("metrics-listen: %v", err)
+	reg, stopMetrics, err := serveMetrics(*metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if reg != nil {
+		if r.Metrics, err = experiments.NewRunnerMetrics(reg); err != nil {
+			return err
 		}
-		defer stopMetrics()
-		r.Metrics = m
 	}
 	res, err := r.Run(ctx)
 	if errors.Is(err, experiments.ErrMismatch) {
@@ -147,23 +149,24 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 	}
 }
 
-// serveRunnerMetrics serves the runner's metrics (and Go's) over HTTP.
-func serveRunnerMetrics(addr string) (func(), *experiments.RunnerMetrics, error) {
+// serveMetrics serves a fresh registry (with Go and process collectors)
+// on addr until the returned stop is called. An empty addr serves nothing
+// and returns a nil Registerer.
+func serveMetrics(addr string) (prometheus.Registerer, func(), error) {
+	if addr == "" {
+		return nil, func() {}, nil
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := experiments.NewRunnerMetrics(reg)
-	if err != nil {
-		return nil, nil, err
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usageErr("metrics-listen: %v", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
-	return func() { _ = srv.Close() }, m, nil
+	return reg, func() { _ = srv.Close() }, nil
 }
 
 func printSummary(w io.Writer, res *experiments.Results) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,6 +31,7 @@ func runLoad(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.LateThreshold, "late-threshold", cfg.LateThreshold, "model seconds after its schedule past which a send counts as a late start")
 	tie := fs.Float64("tie-window", -1, "model seconds within which events count as simultaneous, in the model's order\n(completions, then give-ups, then arrivals); default 0.1 with step arrivals, 0 with uniform")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the target's admin routes (request log)")
+	metricsAddr := fs.String("metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
 	compare := fs.Bool("compare-model", false, "also run the admission model with the same parameters and print both side by side")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
 	if err := parse(args); err != nil {
@@ -54,8 +54,14 @@ func runLoad(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	reg, stopMetrics, err := serveMetrics(*metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	cfg.Registerer = reg
 	if target == "" {
-		url, shutdown, err := startEndpoint(sc, cfg.TimeScale, cfg.TieWindow)
+		_, url, shutdown, err := mockservice.Start(client.AdmissionEndpoint(sc, cfg.TimeScale, cfg.TieWindow))
 		if err != nil {
 			return err
 		}
@@ -106,23 +112,6 @@ func runLoad(args []string, stdout io.Writer) error {
 		return client.WriteComparison(stdout, *model, res)
 	}
 	return nil
-}
-
-// startEndpoint serves the admission model's endpoint in-process on a
-// loopback port.
-func startEndpoint(sc models.AdmissionScenario, scale, tie float64) (string, func(), error) {
-	svc, err := mockservice.New(client.AdmissionEndpoint(sc, scale, tie))
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("listen: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = svc.Serve(ctx, ln); close(done) }()
-	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -39,6 +39,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	metricsAddr := fs.String("metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
 	if err := parse(args); err != nil {
 		return err
 	}
@@ -71,6 +72,12 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	reg, stopMetrics, err := serveMetrics(*metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	cfg.Registerer = reg
 	admin := mockservice.Admin{BaseURL: cfg.Target, Token: *token}
 	if err := admin.Healthy(ctx); err != nil {
 		return usageErr("target %s unreachable: %v", cfg.Target, err)

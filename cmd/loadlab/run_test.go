@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -15,20 +14,13 @@ import (
 func startMock(t *testing.T, scale float64) string {
 	t.Helper()
 	cfg := mockservice.DefaultConfig()
-	cfg.TimeScale = scale
-	svc, err := mockservice.New(cfg)
+	cfg.Listen, cfg.TimeScale = "127.0.0.1:0", scale
+	_, url, stop, err := mockservice.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = svc.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
+	t.Cleanup(func() { _ = stop() })
+	return url
 }
 
 func TestRunJSON(t *testing.T) {
@@ -155,5 +147,17 @@ func TestExperimentRefusesAnEditedHypothesesFile(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/out"); err == nil {
 		t.Error("results were written")
+	}
+}
+
+// loadlab check re-judges the committed first results and finds the same
+// verdicts.
+func TestCheckCommittedResults(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", "../../experiments/results/replication-first"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "H10  refuted") || !strings.Contains(out.String(), "15 verdicts match") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
