@@ -269,8 +269,6 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 		r.runClosed(runCtx, &wg)
 	}
 	wg.Wait()
-	ended := r.clock.Now()
-	_ = ended
 
 	var snap *mockservice.RequestLogSnapshot
 	var offset time.Duration

@@ -59,6 +59,9 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 		if m["complete"]+m["incomplete"]+m["write_rejected"]+m["failed"] != 30 {
 			t.Errorf("%s run %d: states do not add up to 30: %v", run.Cell, run.Run, m)
 		}
+		if run.Seconds <= 0 {
+			t.Errorf("%s run %d: wall time %v not recorded", run.Cell, run.Run, run.Seconds)
+		}
 		if run.Mechanism == "" || m["gomaxprocs"] < 1 {
 			t.Errorf("%s: mechanism %q, GOMAXPROCS %v", run.Cell, run.Mechanism, m["gomaxprocs"])
 		}

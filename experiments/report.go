@@ -84,14 +84,14 @@ func WriteMarkdown(w io.Writer, r *Results) {
 		var rows [][]string
 		for _, st := range sp.Strategies {
 			row := []string{st}
-			any := false
+			found := false
 			for _, sc := range sp.Scenarios {
 				cs, ok := r.summary(Cell{st, sc, cpu.Name})
 				s, sok := stat(cs, "accepted_per_second")
 				row = append(row, fmtStat(s, ok && sok, 2))
-				any = any || ok
+				found = found || ok
 			}
-			if any {
+			if found {
 				rows = append(rows, row)
 			}
 		}

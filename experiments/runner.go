@@ -185,13 +185,12 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	return res, nil
 }
 
-func (r *Runner) runOne(ctx context.Context, admin mockservice.Admin, target string, c Cell, run int) RunRecord {
-	rec := RunRecord{Cell: c, Run: run}
+func (r *Runner) runOne(ctx context.Context, admin mockservice.Admin, target string, c Cell, run int) (rec RunRecord) {
+	rec = RunRecord{Cell: c, Run: run}
 	t0 := time.Now()
-	defer func() { rec.Seconds = time.Since(t0).Seconds() }()
+	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
 	fail := func(format string, a ...any) RunRecord {
 		rec.Failed = fmt.Sprintf(format, a...)
-		rec.Seconds = time.Since(t0).Seconds()
 		return rec
 	}
 	if err := admin.SetProfile(ctx, c.Scenario); err != nil {
