@@ -195,7 +195,9 @@ func (s *Station) startLocked(start time.Time) time.Duration {
 	s.busy++
 	s.hwm.Busy = max(s.hwm.Busy, s.busy)
 	planned := time.Duration(float64(s.dist.Sample(s.src)) * s.scale)
-	s.ends = append(s.ends, start.Add(planned))
+	if s.cfg.TieWindow > 0 { // planned ends matter only to the tie window
+		s.ends = append(s.ends, start.Add(planned))
+	}
 	return planned
 }
 
@@ -342,8 +344,10 @@ func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) boo
 func (s *Station) release(plannedEnd, handoff time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := slices.IndexFunc(s.ends, plannedEnd.Equal); i >= 0 {
-		s.ends = slices.Delete(s.ends, i, i+1)
+	if s.cfg.TieWindow > 0 {
+		if i := slices.IndexFunc(s.ends, plannedEnd.Equal); i >= 0 {
+			s.ends = slices.Delete(s.ends, i, i+1)
+		}
 	}
 	s.busy--
 	if front := s.queue.Front(); front != nil {
