@@ -78,8 +78,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, reg, done, err := begin(*metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	rt := client.ReadRuntime()
 	quota := "none"
 	if rt.CPUQuota != nil {
@@ -89,11 +92,6 @@ func runExperiment(args []string, stdout io.Writer) error {
 		rt.GOMAXPROCS, rt.NumCPU, quota, len(spec.Cells()), spec.Runs)
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: *target, AdminToken: *token,
 		Progress: progressPrinter(os.Stderr), Wait: *wait}
-	reg, stopMetrics, err := serveMetrics(*metricsAddr)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
 	if reg != nil {
 		if r.Metrics, err = experiments.NewRunnerMetrics(reg); err != nil {
 			return err
@@ -147,6 +145,18 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 		}
 		fmt.Fprintf(w, "%d/%d %s run %d: %s (~%s left)\n", p.Done, p.Total, p.Cell, p.Run, status, left)
 	}
+}
+
+// begin returns the context of a command that SIGTERM or Ctrl-C cancels,
+// and the Registerer served on metricsAddr (nil when empty); done undoes
+// both.
+func begin(metricsAddr string) (context.Context, prometheus.Registerer, func(), error) {
+	reg, stopMetrics, err := serveMetrics(metricsAddr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return ctx, reg, func() { stop(); stopMetrics() }, nil
 }
 
 // serveMetrics serves a fresh registry (with Go and process collectors)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/loadlab/loadlab/client"
 	"github.com/loadlab/loadlab/mockservice"
@@ -52,13 +49,11 @@ func runLoad(args []string, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	reg, stopMetrics, err := serveMetrics(*metricsAddr)
+	ctx, reg, done, err := begin(*metricsAddr)
 	if err != nil {
 		return err
 	}
-	defer stopMetrics()
+	defer done()
 	cfg.Registerer = reg
 	if target == "" {
 		_, url, shutdown, err := mockservice.Start(client.AdmissionEndpoint(sc, cfg.TimeScale, cfg.TieWindow))

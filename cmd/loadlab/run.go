@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/loadlab/loadlab/client"
@@ -70,13 +66,11 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	reg, stopMetrics, err := serveMetrics(*metricsAddr)
+	ctx, reg, done, err := begin(*metricsAddr)
 	if err != nil {
 		return err
 	}
-	defer stopMetrics()
+	defer done()
 	cfg.Registerer = reg
 	admin := mockservice.Admin{BaseURL: cfg.Target, Token: *token}
 	if err := admin.Healthy(ctx); err != nil {
