@@ -11,7 +11,7 @@ import (
 // Per-dependency budgets: the system of record gets six permits of its own,
 // whatever the enrichment API is doing.
 func Example() {
-	m, _ := budgets.NewMetrics(nil)
+	m := budgets.NewMetrics(nil)
 	enrich, _ := budgets.New("enrichment", budgets.Config{Limit: 24, PermitTimeout: time.Second, CallTimeout: 2 * time.Second}, m)
 	writes, _ := budgets.New("records", budgets.Config{Limit: 6, PermitTimeout: time.Second, CallTimeout: 2 * time.Second}, m)
 

@@ -4,6 +4,9 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/loadlab/loadlab/mockservice/api"
 )
 
 const namespace = "loadlab_client"
@@ -20,35 +23,26 @@ type Metrics struct {
 	deps map[string]*depMetrics
 }
 
-// durationBuckets resolve 1 ms to 10 s.
-var durationBuckets = prometheus.ExponentialBucketsRange(0.001, 10, 25)
-
-// NewMetrics creates the metrics and registers them with reg (nil: not
-// registered anywhere, still readable through Snapshot).
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight",
+// NewMetrics creates the metrics in reg (nil: registered nowhere, still
+// readable through Snapshot). Like promauto, it panics if reg already holds
+// metrics of these names: give each run a registry of its own.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
+	return &Metrics{
+		inFlight: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight",
 			Help: "Calls holding a permit and in progress, per dependency."}, []string{"dependency"}),
-		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "permit_waiting",
+		waiting: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "permit_waiting",
 			Help: "Callers waiting for a permit or rate token, per dependency."}, []string{"dependency"}),
-		highWater: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight_high_water",
+		highWater: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight_high_water",
 			Help: "Most calls in flight at once, per dependency, since the metrics were created."}, []string{"dependency"}),
-		permitWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "permit_wait_seconds",
-			Help: "Time spent waiting for a permit and rate token.", Buckets: durationBuckets}, []string{"dependency"}),
-		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "call_duration_seconds",
-			Help: "Time of the call itself, from permit to answer.", Buckets: durationBuckets}, []string{"dependency"}),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "calls_total",
+		permitWait: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "permit_wait_seconds",
+			Help: "Time spent waiting for a permit and rate token.", Buckets: api.DurationBuckets}, []string{"dependency"}),
+		callDuration: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "call_duration_seconds",
+			Help: "Time of the call itself, from permit to answer.", Buckets: api.DurationBuckets}, []string{"dependency"}),
+		calls: f.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "calls_total",
 			Help: "Calls by how they ended: ok, rejected, call_timeout, permit_timeout, error."}, []string{"dependency", "class"}),
 		deps: map[string]*depMetrics{},
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.inFlight, m.waiting, m.highWater, m.permitWait, m.callDuration, m.calls} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return m, nil
 }
 
 // DependencyStats is what a run reads back for one dependency.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/loadlab/loadlab/mockservice"
 )
 
@@ -64,8 +66,8 @@ func query(base, q string) (string, error) {
 // loopback with deploy/prometheus.yml's mock job, and sees what happened.
 func TestRealPrometheusScrapesTheMock(t *testing.T) {
 	prom := requireTool(t, "prometheus")
-	cfg := mockservice.DefaultConfig()
-	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap
+	cfg := config.Default()
+	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap
 	cfg.Listen = "127.0.0.1:0"
 	_, mockURL, stop, err := mockservice.Start(cfg)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func TestDecide(t *testing.T) {
@@ -213,13 +213,13 @@ func TestCommittedFilesAreValidAndLocked(t *testing.T) {
 }
 
 func TestCellBound(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	c4, _ := client.ParseStrategy("C4")
-	b := CellBound(cfg, mockservice.ProfileSlowWrite, c4, 32, 2*time.Second)
+	cfg := config.Default()
+	c4, _ := records.ParseStrategy("C4")
+	b := CellBound(cfg, config.ProfileSlowWrite, c4, 32, 2*time.Second)
 	if math.Abs(b.WriteCapacity-40) > 1e-9 || b.Limit != "writes" {
 		t.Errorf("slow-write C4: %+v; want the 6 write permits / 150 ms = 40/s to bind", b)
 	}
-	b = CellBound(cfg, mockservice.ProfileHealthy, c4, 32, 2*time.Second)
+	b = CellBound(cfg, config.ProfileHealthy, c4, 32, 2*time.Second)
 	// 24 permits / (3 × the log-normal mean, 120 ms × e^(0.3²/2) ≈ 125.5 ms).
 	want := 24 / (3 * 0.120 * math.Exp(0.045))
 	if b.Limit != "enrichment" || math.Abs(b.Bound-want)/want > 0.02 {

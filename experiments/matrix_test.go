@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // buildLoadlab builds the real loadlab binary for the child runs.
@@ -19,6 +22,20 @@ func buildLoadlab(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// startMock runs the real mock service on loopback for an experiment, as
+// loadlab experiment does, until the test ends.
+func startMock(t *testing.T, spec Spec) (string, *config.Config) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Listen, cfg.Seed, cfg.TimeScale = "127.0.0.1:0", spec.Seed, spec.TimeScale
+	_, url, stop, err := mockservice.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	return url, &cfg
 }
 
 // A tiny matrix end to end: 2 strategies × 1 scenario × 2 runs, 30 records,
@@ -37,7 +54,8 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress int
-	r := &Runner{Spec: spec, Hypotheses: hs, Binary: bin, Progress: func(p Progress) {
+	url, mockCfg := startMock(t, spec)
+	r := &Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: mockCfg, Progress: func(p Progress) {
 		if p.Last != nil {
 			progress++
 		}
@@ -106,7 +124,8 @@ func TestFailedRunIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Spec: spec, Binary: filepath.Join(dir, "no-such-binary")}
+	url, _ := startMock(t, spec)
+	r := &Runner{Spec: spec, Binary: filepath.Join(dir, "no-such-binary"), Target: url}
 	res, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 // RunnerMetrics are the experiment runner's own Prometheus metrics. Labels
@@ -13,26 +14,22 @@ type RunnerMetrics struct {
 	rejected *prometheus.GaugeVec
 }
 
-// NewRunnerMetrics registers the runner's metrics with reg.
-func NewRunnerMetrics(reg prometheus.Registerer) (*RunnerMetrics, error) {
+// NewRunnerMetrics creates the runner's metrics in reg. Like promauto, it
+// panics if reg already holds metrics of these names.
+func NewRunnerMetrics(reg prometheus.Registerer) *RunnerMetrics {
 	labels := []string{"strategy", "scenario", "cpu"}
-	m := &RunnerMetrics{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "loadlab_experiment", Name: "runs_total",
+	f := promauto.With(reg)
+	return &RunnerMetrics{
+		runs: f.NewCounterVec(prometheus.CounterOpts{Namespace: "loadlab_experiment", Name: "runs_total",
 			Help: "Client runs finished, by cell and status (ok or failed)."}, append(labels, "status")),
-		accepted: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_accepted_per_lab_second",
+		accepted: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_accepted_per_lab_second",
 			Help: "Accepted records per lab second of the cell's last run."}, labels),
-		rejected: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_write_rejections",
+		rejected: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_write_rejections",
 			Help: "Write 503/429 answers in the cell's last run."}, labels),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.accepted, m.rejected} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
 }
 
-func (m *RunnerMetrics) observe(r RunRecord, _ float64) {
+func (m *RunnerMetrics) observe(r RunRecord) {
 	if m == nil {
 		return
 	}

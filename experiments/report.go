@@ -16,8 +16,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // WriteOutputs writes results.json, report.md and report.html into dir.
@@ -38,14 +38,6 @@ func WriteOutputs(dir string, res *Results) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
-}
-
-func (r *Results) summary(c Cell) (CellSummary, bool) {
-	i := slices.IndexFunc(r.Cells, func(s CellSummary) bool { return s.Cell == c })
-	if i < 0 {
-		return CellSummary{}, false
-	}
-	return r.Cells[i], true
 }
 
 func fmtStat(s Stat, ok bool, digits int) string {
@@ -279,10 +271,10 @@ func timelineChart(rec RunRecord) (string, error) {
 	p.Y.Label.Text = "calls in flight"
 	series := []struct {
 		name string
-		get  func(client.Sample) int
+		get  func(records.Sample) int
 	}{
-		{"enrichment", func(s client.Sample) int { return s.Enrichment }},
-		{"records (writes)", func(s client.Sample) int { return s.Records }},
+		{"enrichment", func(s records.Sample) int { return s.Enrichment }},
+		{"records (writes)", func(s records.Sample) int { return s.Records }},
 	}
 	for i, s := range series {
 		xy := make(plotter.XYs, len(rec.Client.Timeline))
@@ -331,7 +323,7 @@ func WriteHTML(w io.Writer, r *Results) error {
 		}
 		return nil
 	}
-	workers := float64(mockservice.DefaultConfig().Records.Workers)
+	workers := float64(config.Default().Records.Workers)
 	for _, cpu := range sp.CPUs {
 		if err := add(groupedChart(r, cpu.Name, "accepted_per_second", "Accepted records per second, "+cpu.Name+" (median, min–max)", "records / lab second", math.NaN(), "")); err != nil {
 			return err
@@ -345,8 +337,8 @@ func WriteHTML(w io.Writer, r *Results) error {
 	}
 	// One run per strategy: the first CPU setting, slow-write if present.
 	scenario := sp.Scenarios[0]
-	if slices.Contains(sp.Scenarios, mockservice.ProfileSlowWrite) {
-		scenario = mockservice.ProfileSlowWrite
+	if slices.Contains(sp.Scenarios, config.ProfileSlowWrite) {
+		scenario = config.ProfileSlowWrite
 	}
 	for _, st := range sp.Strategies {
 		for _, rec := range r.Runs {

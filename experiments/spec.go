@@ -7,20 +7,16 @@
 package experiments
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // Spec is an experiment file.
@@ -46,6 +42,11 @@ type CPUSetting struct {
 	CPUs    float64 `yaml:"cpus,omitempty" json:"cpus,omitempty"`
 	Cpuset  int     `yaml:"cpuset,omitempty" json:"cpuset,omitempty"`
 	Inherit bool    `yaml:"inherit,omitempty" json:"inherit,omitempty"`
+}
+
+// Limit is the setting as the cpulimit package takes it.
+func (c CPUSetting) Limit() cpulimit.Setting {
+	return cpulimit.Setting{CPUs: c.CPUs, Cpuset: c.Cpuset, Inherit: c.Inherit}
 }
 
 // Exclude removes the cells that match all of its non-empty lists.
@@ -94,84 +95,6 @@ func (s Spec) CPU(name string) (CPUSetting, bool) {
 	return s.CPUs[i], true
 }
 
-// FileError is a problem in a YAML file, with where it is.
-type FileError struct {
-	File  string
-	Line  int
-	Field string
-	Err   error
-}
-
-func (e *FileError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Field != "" {
-		return fmt.Sprintf("%s: %s: %v", loc, e.Field, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", loc, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
-
-// readYAML decodes path strictly into v and returns the document's node tree
-// for locating fields in later errors.
-func readYAML(path string, v any) (*yaml.Node, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &FileError{File: path, Err: err}
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &FileError{File: path, Err: err}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &FileError{File: path, Err: err}
-	}
-	return &root, nil
-}
-
-// lineOf finds the line of a field path (string keys and int indexes) in a
-// YAML document; it returns the line of the deepest part found.
-func lineOf(root *yaml.Node, path ...any) int {
-	n := root
-	if n == nil {
-		return 0
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			if n.Kind != yaml.MappingNode {
-				return line
-			}
-			found := false
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == k {
-					line, n, found = n.Content[i].Line, n.Content[i+1], true
-					break
-				}
-			}
-			if !found {
-				return line
-			}
-		case int:
-			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
-				return line
-			}
-			n = n.Content[k]
-			line = n.Line
-		}
-	}
-	return line
-}
-
 // LoadSpec reads and validates an experiment file. Errors name the file,
 // the line and the field.
 func LoadSpec(path string) (Spec, error) {
@@ -195,7 +118,7 @@ func (s Spec) Validate() error {
 }
 
 func (s Spec) validate() (field string, at []any, err error) {
-	profiles := mockservice.DefaultConfig().Profiles
+	profiles := config.Default().Profiles
 	switch {
 	case s.Records < 1:
 		return "records", []any{"records"}, fmt.Errorf("%d must be ≥ 1", s.Records)
@@ -215,14 +138,14 @@ func (s Spec) validate() (field string, at []any, err error) {
 		return "cpus", []any{"cpus"}, errors.New("at least one is needed")
 	}
 	for i, st := range s.Strategies {
-		if _, err := client.ParseStrategy(st); err != nil {
+		if _, err := records.ParseStrategy(st); err != nil {
 			return fmt.Sprintf("strategies[%d]", i), []any{"strategies", i}, err
 		}
 	}
 	for i, sc := range s.Scenarios {
 		if _, ok := profiles[sc]; !ok {
 			return fmt.Sprintf("scenarios[%d]", i), []any{"scenarios", i},
-				fmt.Errorf("unknown scenario %q (one of %s)", sc, strings.Join(mockservice.DefaultConfig().ProfileNames(), ", "))
+				fmt.Errorf("unknown scenario %q (one of %s)", sc, strings.Join(config.Default().ProfileNames(), ", "))
 		}
 	}
 	seen := map[string]bool{}

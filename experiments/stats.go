@@ -3,12 +3,8 @@ package experiments
 import (
 	"math"
 	"slices"
-	"time"
 
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/latency"
-	"github.com/loadlab/loadlab/mockservice"
-	"github.com/loadlab/loadlab/models"
+	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // Stat is the median and range of a metric over a cell's runs.
@@ -28,67 +24,4 @@ func Summarize(vals []float64) Stat {
 	s := slices.Clone(vals)
 	slices.Sort(s)
 	return Stat{Median: models.Median(s), Min: s[0], Max: s[len(s)-1], N: len(s)}
-}
-
-// Bound is a cell's Little's-law ceiling on accepted records per lab second:
-// the smallest of what the writes, the enrichment budget and the records in
-// flight allow, from the configured profiles.
-type Bound struct {
-	WriteCapacity      float64 `json:"write_capacity"`
-	EnrichmentCapacity float64 `json:"enrichment_capacity"`
-	InFlightCapacity   float64 `json:"in_flight_capacity"`
-	Bound              float64 `json:"bound"`
-	Limit              string  `json:"limit"`
-	// EnrichmentCall and WriteCall are the mean call times (lab seconds)
-	// used, each capped at the call timeout.
-	EnrichmentCall float64 `json:"enrichment_call_s"`
-	WriteCall      float64 `json:"write_call_s"`
-}
-
-// meanCapped is the mean of min(X, cap) for a service-time distribution,
-// from 20 000 seeded draws: a property of the configuration, not of a run.
-func meanCapped(spec latency.Spec, limit time.Duration) float64 {
-	d, err := spec.Build()
-	if err != nil {
-		return math.NaN()
-	}
-	src := latency.NewMulberry32(12345)
-	const n = 20000
-	sum := 0.0
-	for range n {
-		sum += min(d.Sample(src), limit).Seconds()
-	}
-	return sum / n
-}
-
-// CellBound computes the bound for a strategy under a mock profile, with
-// recordsInFlight resolved (C1: the run's GOMAXPROCS).
-func CellBound(cfg mockservice.Config, scenario string, s client.Strategy, recordsInFlight int, callTimeout time.Duration) Bound {
-	p := cfg.Profiles[scenario]
-	e := meanCapped(p.Enrichment, callTimeout)
-	w := meanCapped(p.Records, callTimeout)
-	perRecord := client.EnrichmentSteps*e + w
-	b := Bound{EnrichmentCall: e, WriteCall: w}
-	b.WriteCapacity = float64(cfg.Records.Workers) / w
-	switch {
-	case s.SharedPermits > 0:
-		// One pool holds a permit for every call of a record.
-		b.EnrichmentCapacity = float64(s.SharedPermits) / perRecord
-	case s.EnrichPermits > 0:
-		b.EnrichmentCapacity = float64(s.EnrichPermits) / (client.EnrichmentSteps * e)
-		if s.WritePermits > 0 {
-			b.WriteCapacity = math.Min(b.WriteCapacity, float64(s.WritePermits)/w)
-		}
-	default:
-		b.EnrichmentCapacity = float64(cfg.Enrichment.Workers) / (client.EnrichmentSteps * e)
-	}
-	b.InFlightCapacity = float64(recordsInFlight) / perRecord
-	b.Bound, b.Limit = b.WriteCapacity, "writes"
-	if b.EnrichmentCapacity < b.Bound {
-		b.Bound, b.Limit = b.EnrichmentCapacity, "enrichment"
-	}
-	if b.InFlightCapacity < b.Bound {
-		b.Bound, b.Limit = b.InFlightCapacity, "records in flight"
-	}
-	return b
 }

@@ -13,16 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // fixedEnrichment is the default service with a fixed enrichment time.
-func fixedEnrichment(d time.Duration) mockservice.Config {
-	cfg := mockservice.DefaultConfig()
-	p := cfg.Profiles[mockservice.ProfileHealthy]
+func fixedEnrichment(d time.Duration) config.Config {
+	cfg := config.Default()
+	p := cfg.Profiles[config.ProfileHealthy]
 	p.Enrichment = latency.Spec{Kind: "fixed", Value: d}
-	cfg.Profiles[mockservice.ProfileHealthy] = p
+	cfg.Profiles[config.ProfileHealthy] = p
 	return cfg
 }
 
@@ -52,7 +55,7 @@ func serveBare(b *testing.B) string {
 	return "http://" + ln.Addr().String()
 }
 
-func serveMock(b *testing.B, cfg mockservice.Config) string {
+func serveMock(b *testing.B, cfg config.Config) string {
 	b.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	_, url, stop, err := mockservice.Start(cfg)
@@ -96,7 +99,7 @@ func BenchmarkOverhead(b *testing.B) {
 
 // BenchmarkStationDo is the admission path alone, without HTTP.
 func BenchmarkStationDo(b *testing.B) {
-	st, err := mockservice.NewStation("bench", mockservice.StationConfig{Workers: 256, Queue: -1, RejectStatus: 503},
+	st, err := mockservice.NewStation("bench", config.Station{Workers: 256, Queue: -1, RejectStatus: 503},
 		latency.Fixed{}, 1, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -138,7 +141,7 @@ func BenchmarkServiceTimeStray(b *testing.B) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			clientLat[i] = time.Since(t0) - configured
-			ms, _ := strconv.ParseFloat(resp.Header.Get(mockservice.HeaderService), 64)
+			ms, _ := strconv.ParseFloat(resp.Header.Get(api.HeaderService), 64)
 			server[i] = time.Duration(ms*1e6) - configured
 		})
 	}

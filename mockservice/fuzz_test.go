@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/loadlab/loadlab/mockservice"
 )
 
@@ -16,7 +18,7 @@ func FuzzRoutes(f *testing.F) {
 		`{`, `null`, `[]`, `{"id":""}`, `{"step":-1,"record_id":"x"}`, "\x00\xff", `{"a":1}{"b":2}`} {
 		f.Add(s)
 	}
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.TimeScale = 0.0001
 	svc, err := mockservice.New(cfg)
 	if err != nil {

@@ -2,42 +2,39 @@ package mockservice
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-const namespace = "loadlab_mock"
-
-// durationBuckets resolve 1 ms to 10 s: 25 exponential buckets.
-var durationBuckets = prometheus.ExponentialBucketsRange(0.001, 10, 25)
-
 var (
-	descRequests = prometheus.NewDesc(namespace+"_requests_total",
+	descRequests = prometheus.NewDesc(api.MetricRequests,
 		"Requests that reached a station, by how they ended: served, rejected (queue full), served_after_client_left, cancelled (client left, cancel-on-disconnect on).",
-		[]string{"service", "outcome"}, nil)
-	descBusy = prometheus.NewDesc(namespace+"_busy_workers",
-		"Workers serving a request now.", []string{"service"}, nil)
-	descWorkers = prometheus.NewDesc(namespace+"_workers",
-		"Configured workers.", []string{"service"}, nil)
-	descQueue = prometheus.NewDesc(namespace+"_queue_length",
-		"Requests waiting for a worker now.", []string{"service"}, nil)
-	descQueueCap = prometheus.NewDesc(namespace+"_queue_capacity",
-		"Configured queue slots; -1 means unbounded.", []string{"service"}, nil)
-	descOffered = prometheus.NewDesc(namespace+"_offered_concurrency",
-		"HTTP requests open at the station now, including those being refused.", []string{"service"}, nil)
-	descOfferedHWM = prometheus.NewDesc(namespace+"_offered_concurrency_high_water",
-		"Most HTTP requests open at the station at once since the last reset.", []string{"service"}, nil)
-	descBusyHWM = prometheus.NewDesc(namespace+"_busy_workers_high_water",
-		"Most workers busy at once since the last reset.", []string{"service"}, nil)
-	descQueueHWM = prometheus.NewDesc(namespace+"_queue_length_high_water",
-		"Longest queue since the last reset.", []string{"service"}, nil)
-	descWasted = prometheus.NewDesc(namespace+"_wasted_worker_seconds_total",
-		"Worker time spent on requests whose client had already left.", []string{"service"}, nil)
-	descStored = prometheus.NewDesc(namespace+"_stored_writes",
+		[]string{api.LabelService, api.LabelOutcome}, nil)
+	descBusy = prometheus.NewDesc(api.MetricBusy,
+		"Workers serving a request now.", []string{api.LabelService}, nil)
+	descWorkers = prometheus.NewDesc(api.MetricWorkers,
+		"Configured workers.", []string{api.LabelService}, nil)
+	descQueue = prometheus.NewDesc(api.MetricQueue,
+		"Requests waiting for a worker now.", []string{api.LabelService}, nil)
+	descQueueCap = prometheus.NewDesc(api.MetricQueueCapacity,
+		"Configured queue slots; -1 means unbounded.", []string{api.LabelService}, nil)
+	descOffered = prometheus.NewDesc(api.MetricOffered,
+		"HTTP requests open at the station now, including those being refused.", []string{api.LabelService}, nil)
+	descOfferedHWM = prometheus.NewDesc(api.MetricOfferedHighWater,
+		"Most HTTP requests open at the station at once since the last reset.", []string{api.LabelService}, nil)
+	descBusyHWM = prometheus.NewDesc(api.MetricBusyHighWater,
+		"Most workers busy at once since the last reset.", []string{api.LabelService}, nil)
+	descQueueHWM = prometheus.NewDesc(api.MetricQueueHighWater,
+		"Longest queue since the last reset.", []string{api.LabelService}, nil)
+	descWasted = prometheus.NewDesc(api.MetricWasted,
+		"Worker time spent on requests whose client had already left.", []string{api.LabelService}, nil)
+	descStored = prometheus.NewDesc(api.MetricStored,
 		"Distinct record ids stored since the last reset.", nil, nil)
-	descDuplicates = prometheus.NewDesc(namespace+"_duplicate_writes_total",
+	descDuplicates = prometheus.NewDesc(api.MetricDuplicates,
 		"Writes of an id already stored, since the last reset.", nil, nil)
-	descProfile = prometheus.NewDesc(namespace+"_profile",
-		"1 for the active latency profile.", []string{"profile"}, nil)
-	descTimeScale = prometheus.NewDesc(namespace+"_time_scale",
+	descProfile = prometheus.NewDesc(api.MetricProfile,
+		"1 for the active latency profile.", []string{api.LabelProfile}, nil)
+	descTimeScale = prometheus.NewDesc(api.MetricTimeScale,
 		"Factor applied to every service time (1 is real time).", nil, nil)
 )
 
@@ -54,9 +51,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.s.Stats()
-	for _, name := range []string{Enrichment, Records} {
+	for _, name := range api.Stations {
 		s := st.Stations[name]
-		for _, o := range Outcomes {
+		for _, o := range api.Outcomes {
 			ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, s.Requests[o], name, string(o))
 		}
 		gauge := func(d *prometheus.Desc, v int) {
@@ -86,14 +83,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 
 func newHistograms() (queueWait, service *prometheus.HistogramVec) {
 	queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: namespace, Name: "queue_wait_seconds",
+		Name:    api.MetricQueueWaitHistogram,
 		Help:    "Time from arrival at a station to a worker, for requests that got one.",
-		Buckets: durationBuckets,
-	}, []string{"service"})
+		Buckets: api.DurationBuckets,
+	}, []string{api.LabelService})
 	service = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: namespace, Name: "service_seconds",
+		Name:    api.MetricServiceHistogram,
 		Help:    "Time a worker was held by a request (the sampled service time, after the time scale, as slept).",
-		Buckets: durationBuckets,
-	}, []string{"service"})
+		Buckets: api.DurationBuckets,
+	}, []string{api.LabelService})
 	return queueWait, service
 }

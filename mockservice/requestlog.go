@@ -3,37 +3,9 @@ package mockservice
 import (
 	"sync"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/api"
 )
-
-// HeaderRequestID names a request in the station's request log.
-const HeaderRequestID = "X-Request-Id"
-
-// Limits of the request log.
-const (
-	DefaultRequestLogCap = 100_000
-	maxRequestIDBytes    = 128
-)
-
-// RequestEntry is one request's passage through a station, as the server saw
-// it. Started is nil for requests never served; Finished and Outcome are
-// empty while the request is queued or in service.
-type RequestEntry struct {
-	ID       string     `json:"id"`
-	Service  string     `json:"service"`
-	Arrived  time.Time  `json:"arrived"`
-	Started  *time.Time `json:"started,omitempty"`
-	Finished *time.Time `json:"finished,omitempty"`
-	Outcome  Outcome    `json:"outcome,omitempty"`
-}
-
-// RequestLogSnapshot is the JSON of GET /admin/requests.
-type RequestLogSnapshot struct {
-	// Now is the server's clock when the snapshot was taken.
-	Now     time.Time      `json:"now"`
-	Entries []RequestEntry `json:"entries"`
-	// Dropped counts requests not logged because the log was full.
-	Dropped int `json:"dropped"`
-}
 
 // RequestLog records, per request id, when it arrived, started and finished,
 // so a load generator can join its view with the server's. It keeps at most
@@ -42,14 +14,14 @@ type RequestLogSnapshot struct {
 type RequestLog struct {
 	mu      sync.Mutex
 	cap     int
-	entries []*RequestEntry
+	entries []*api.RequestEntry
 	dropped int
 }
 
 // NewRequestLog returns a log of at most capacity entries.
 func NewRequestLog(capacity int) *RequestLog { return &RequestLog{cap: capacity} }
 
-func (l *RequestLog) add(id, service string, at time.Time) *RequestEntry {
+func (l *RequestLog) add(id, service string, at time.Time) *api.RequestEntry {
 	if l == nil || id == "" {
 		return nil
 	}
@@ -59,12 +31,12 @@ func (l *RequestLog) add(id, service string, at time.Time) *RequestEntry {
 		l.dropped++
 		return nil
 	}
-	e := &RequestEntry{ID: id, Service: service, Arrived: at}
+	e := &api.RequestEntry{ID: id, Service: service, Arrived: at}
 	l.entries = append(l.entries, e)
 	return e
 }
 
-func (l *RequestLog) started(e *RequestEntry, at time.Time) {
+func (l *RequestLog) started(e *api.RequestEntry, at time.Time) {
 	if l == nil || e == nil {
 		return
 	}
@@ -73,7 +45,7 @@ func (l *RequestLog) started(e *RequestEntry, at time.Time) {
 	l.mu.Unlock()
 }
 
-func (l *RequestLog) end(e *RequestEntry, started, finished time.Time, out Outcome) {
+func (l *RequestLog) end(e *api.RequestEntry, started, finished time.Time, out api.Outcome) {
 	if l == nil || e == nil {
 		return
 	}
@@ -86,8 +58,8 @@ func (l *RequestLog) end(e *RequestEntry, started, finished time.Time, out Outco
 }
 
 // Snapshot copies the log.
-func (l *RequestLog) Snapshot() RequestLogSnapshot {
-	snap := RequestLogSnapshot{Now: time.Now(), Entries: []RequestEntry{}}
+func (l *RequestLog) Snapshot() api.RequestLogSnapshot {
+	snap := api.RequestLogSnapshot{Now: time.Now(), Entries: []api.RequestEntry{}}
 	if l == nil {
 		return snap
 	}

@@ -18,14 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadlab/loadlab/latency"
 	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // startService runs the real service on a loopback port until the test ends.
-func startService(t *testing.T, cfg mockservice.Config) (string, *mockservice.Service) {
+func startService(t *testing.T, cfg config.Config) (string, *mockservice.Service) {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	svc, url, stop, err := mockservice.Start(cfg)
@@ -54,7 +57,7 @@ func post(client *http.Client, url, body string) reply {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	ms, _ := strconv.ParseFloat(resp.Header.Get(mockservice.HeaderQueueWait), 64)
+	ms, _ := strconv.ParseFloat(resp.Header.Get(api.HeaderQueueWait), 64)
 	return reply{status: resp.StatusCode, queueWait: time.Duration(ms * float64(time.Millisecond)), body: b}
 }
 
@@ -75,8 +78,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Real time: 13 writes at once under slow-write (150 ms per write, doubled
 // by the time scale for slack) against 6 workers and 6 queue slots.
 func TestThirteenWritesUnderSlowWrite(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	cfg.Profile = mockservice.ProfileSlowWrite
+	cfg := config.Default()
+	cfg.Profile = config.ProfileSlowWrite
 	cfg.TimeScale = 2
 	url, _ := startService(t, cfg)
 
@@ -152,13 +155,13 @@ loadlab_mock_stored_writes 12
 
 // oneWorker is a records station with one worker, an unbounded queue and
 // fixed writes of d.
-func oneWorker(d time.Duration, cancel bool) mockservice.Config {
-	cfg := mockservice.DefaultConfig()
-	cfg.Records = mockservice.StationConfig{Workers: 1, Queue: mockservice.UnboundedQueue,
+func oneWorker(d time.Duration, cancel bool) config.Config {
+	cfg := config.Default()
+	cfg.Records = config.Station{Workers: 1, Queue: config.UnboundedQueue,
 		RejectStatus: 503, CancelOnDisconnect: cancel}
-	p := cfg.Profiles[mockservice.ProfileHealthy]
+	p := cfg.Profiles[config.ProfileHealthy]
 	p.Records = latency.Spec{Kind: "fixed", Value: d}
-	cfg.Profiles[mockservice.ProfileHealthy] = p
+	cfg.Profiles[config.ProfileHealthy] = p
 	return cfg
 }
 
@@ -186,24 +189,24 @@ func TestQueueIsFIFO(t *testing.T) {
 	}
 }
 
-func requests(svc *mockservice.Service, out mockservice.Outcome) float64 {
-	return svc.Stats().Stations[mockservice.Records].Requests[out]
+func requests(svc *mockservice.Service, out api.Outcome) float64 {
+	return svc.Stats().Stations[api.Records].Requests[out]
 }
 
 func TestClientLeavingWhileQueuedIsStillServed(t *testing.T) {
 	url, svc := startService(t, oneWorker(200*time.Millisecond, false))
 	go post(&http.Client{}, url+"/records", writeBody("a"))
-	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 	impatient := &http.Client{Timeout: 50 * time.Millisecond}
 	if r := post(impatient, url+"/records", writeBody("b")); r.err == nil {
 		t.Fatalf("impatient client got status %d, want a client timeout", r.status)
 	}
 	waitFor(t, "both writes done", func() bool {
-		return requests(svc, mockservice.OutcomeServed)+requests(svc, mockservice.OutcomeServedAfterClientLeft) == 2
+		return requests(svc, api.OutcomeServed)+requests(svc, api.OutcomeServedAfterClientLeft) == 2
 	})
 	st := svc.Stats()
-	rs := st.Stations[mockservice.Records]
-	if rs.Requests[mockservice.OutcomeServedAfterClientLeft] != 1 || rs.Requests[mockservice.OutcomeServed] != 1 {
+	rs := st.Stations[api.Records]
+	if rs.Requests[api.OutcomeServedAfterClientLeft] != 1 || rs.Requests[api.OutcomeServed] != 1 {
 		t.Errorf("requests %v, want 1 served and 1 served after the client left", rs.Requests)
 	}
 	if rs.WastedSeconds < 0.19 || rs.WastedSeconds > 0.6 {
@@ -222,11 +225,11 @@ func TestCancelOnDisconnectDropsQueuedWork(t *testing.T) {
 	url, svc := startService(t, oneWorker(200*time.Millisecond, true))
 	firstDone := make(chan reply, 1)
 	go func() { firstDone <- post(&http.Client{}, url+"/records", writeBody("a")) }()
-	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 	if r := post(&http.Client{Timeout: 50 * time.Millisecond}, url+"/records", writeBody("b")); r.err == nil {
 		t.Fatalf("impatient client got status %d, want a client timeout", r.status)
 	}
-	waitFor(t, "cancellation counted", func() bool { return requests(svc, mockservice.OutcomeCancelled) == 1 })
+	waitFor(t, "cancellation counted", func() bool { return requests(svc, api.OutcomeCancelled) == 1 })
 	// The next write waits only for the first, not for the dropped one.
 	third := post(&http.Client{Timeout: 5 * time.Second}, url+"/records", writeBody("c"))
 	if third.err != nil || third.status != http.StatusCreated {
@@ -237,15 +240,15 @@ func TestCancelOnDisconnectDropsQueuedWork(t *testing.T) {
 	}
 	<-firstDone
 	st := svc.Stats()
-	rs := st.Stations[mockservice.Records]
-	if rs.Requests[mockservice.OutcomeServed] != 2 || rs.WastedSeconds != 0 || st.StoredWrites != 2 {
+	rs := st.Stations[api.Records]
+	if rs.Requests[api.OutcomeServed] != 2 || rs.WastedSeconds != 0 || st.StoredWrites != 2 {
 		t.Errorf("requests %v, wasted %.3f s, stored %d; want 2 served, 0 wasted, 2 stored",
 			rs.Requests, rs.WastedSeconds, st.StoredWrites)
 	}
 }
 
 func TestWritesAreStoredOnce(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.TimeScale = 0.01
 	url, svc := startService(t, cfg)
 	c := &http.Client{Timeout: 5 * time.Second}
@@ -278,7 +281,7 @@ func do(t *testing.T, method, url, token, body string) (int, string) {
 }
 
 func TestAdminProfileResetAndToken(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.AdminToken = "s3cret"
 	url, svc := startService(t, cfg)
 
@@ -300,7 +303,7 @@ func TestAdminProfileResetAndToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		ms, _ := strconv.ParseFloat(resp.Header.Get(mockservice.HeaderService), 64)
+		ms, _ := strconv.ParseFloat(resp.Header.Get(api.HeaderService), 64)
 		return ms
 	}
 	if ms := serviceMs(); ms < 29 || ms > 100 {
@@ -312,7 +315,7 @@ func TestAdminProfileResetAndToken(t *testing.T) {
 	if ms := serviceMs(); ms < 149 || ms > 250 {
 		t.Errorf("slow-write write took %.1f ms, want 150", ms)
 	}
-	if st := svc.Stats(); st.StoredWrites != 2 || st.Stations[mockservice.Records].HighWater.Offered != 1 {
+	if st := svc.Stats(); st.StoredWrites != 2 || st.Stations[api.Records].HighWater.Offered != 1 {
 		t.Fatalf("before reset: %+v", st)
 	}
 	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 2 {
@@ -322,12 +325,12 @@ func TestAdminProfileResetAndToken(t *testing.T) {
 		t.Fatalf("reset: %d", code)
 	}
 	code, body = do(t, "GET", url+"/admin/stats", "s3cret", "")
-	var st mockservice.Stats
+	var st api.Stats
 	if err := json.Unmarshal([]byte(body), &st); err != nil || code != http.StatusOK {
 		t.Fatalf("stats: %d %s %v", code, body, err)
 	}
-	rs := st.Stations[mockservice.Records]
-	if st.StoredWrites != 0 || rs.HighWater.Offered != 0 || rs.Requests[mockservice.OutcomeServed] != 0 || st.Profile != "slow-write" {
+	rs := st.Stations[api.Records]
+	if st.StoredWrites != 0 || rs.HighWater.Offered != 0 || rs.Requests[api.OutcomeServed] != 0 || st.Profile != "slow-write" {
 		t.Errorf("after reset: %+v; want zero counters and the profile kept", st)
 	}
 	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 0 {
@@ -359,10 +362,10 @@ func histogramCount(t *testing.T, svc *mockservice.Service, name, service string
 }
 
 func TestBadInput(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.TimeScale = 0.01
 	url, _ := startService(t, cfg)
-	big := `{"id":"` + strings.Repeat("x", mockservice.MaxBodyBytes) + `","complete":true}`
+	big := `{"id":"` + strings.Repeat("x", api.MaxBodyBytes) + `","complete":true}`
 	tests := []struct {
 		name, method, path, body string
 		want                     int
@@ -406,7 +409,7 @@ func TestShutdownLetsWorkFinish(t *testing.T) {
 	}
 	got := make(chan reply, 1)
 	go func() { got <- post(&http.Client{}, url+"/records", writeBody("x")) }()
-	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 	if err := stop(); err != nil {
 		t.Errorf("serve: %v, want a clean stop", err)
 	}
@@ -423,73 +426,9 @@ func TestShutdownTimeoutIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	go post(&http.Client{}, url+"/records", writeBody("x"))
-	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+	waitFor(t, "write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 	if err := stop(); !errors.Is(err, mockservice.ErrForcedShutdown) {
 		t.Errorf("serve: %v, want ErrForcedShutdown", err)
-	}
-}
-
-func TestConfigValidation(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(*mockservice.Config)
-		want   string
-	}{
-		{"zero workers", func(c *mockservice.Config) { c.Records.Workers = 0 }, "records.workers:"},
-		{"queue below -1", func(c *mockservice.Config) { c.Enrichment.Queue = -2 }, "enrichment.queue:"},
-		{"reject 500", func(c *mockservice.Config) { c.Records.RejectStatus = 500 }, "records.reject_status:"},
-		{"unknown profile", func(c *mockservice.Config) { c.Profile = "x" }, `profile: "x" is not one of healthy, slow-enrichment, slow-write`},
-		{"public without token", func(c *mockservice.Config) { c.Listen = "0.0.0.0:80" }, "admin_token:"},
-		{"all interfaces without token", func(c *mockservice.Config) { c.Listen = ":8080" }, "admin_token:"},
-		{"bad listen", func(c *mockservice.Config) { c.Listen = "nope" }, "listen:"},
-		{"zero time scale", func(c *mockservice.Config) { c.TimeScale = 0 }, "time_scale:"},
-		{"bad profile field", func(c *mockservice.Config) {
-			p := c.Profiles["slow-write"]
-			p.Records.Value = -1
-			c.Profiles["slow-write"] = p
-		}, "profiles.slow-write.records.value:"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := mockservice.DefaultConfig()
-			tt.change(&c)
-			err := c.Validate()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got %v, want an error containing %q", err, tt.want)
-			}
-		})
-	}
-	ok := mockservice.DefaultConfig()
-	ok.Listen, ok.AdminToken = "0.0.0.0:8080", "t"
-	if err := ok.Validate(); err != nil {
-		t.Errorf("public address with a token: %v", err)
-	}
-}
-
-func TestConfigFileRoundTrip(t *testing.T) {
-	c := mockservice.DefaultConfig()
-	c.Records.Workers = 9
-	out, err := c.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := t.TempDir() + "/c.yaml"
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got := mockservice.DefaultConfig()
-	if err := mockservice.LoadConfigFile(path, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Records.Workers != 9 || got.Profiles["slow-write"].Records.Value != 150*time.Millisecond {
-		t.Errorf("round trip lost values: %+v", got)
-	}
-	if err := os.WriteFile(path, []byte("records:\n  wokers: 3\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	err = mockservice.LoadConfigFile(path, &got)
-	if err == nil || !strings.Contains(err.Error(), "wokers") {
-		t.Errorf("unknown key: got %v, want an error naming it", err)
 	}
 }
 
@@ -502,7 +441,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 		}
 		t.Skip("promtool not installed (apt-get install prometheus)")
 	}
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.TimeScale = 0.01
 	url, _ := startService(t, cfg)
 	post(http.DefaultClient, url+"/records", writeBody("m"))
@@ -521,8 +460,8 @@ func TestMetricsPassPromtool(t *testing.T) {
 
 // Scraping /metrics rebuilds exactly what /admin/stats reports.
 func TestScrapeMatchesStats(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	cfg.Profile = mockservice.ProfileSlowWrite
+	cfg := config.Default()
+	cfg.Profile = config.ProfileSlowWrite
 	cfg.TimeScale = 0.2
 	url, svc := startService(t, cfg)
 	var wg sync.WaitGroup
@@ -531,7 +470,7 @@ func TestScrapeMatchesStats(t *testing.T) {
 	}
 	wg.Wait()
 	post(http.DefaultClient, url+"/enrich", `{"record_id":"a","step":1}`)
-	got, err := mockservice.Scrape(context.Background(), http.DefaultClient, url)
+	got, err := api.Client{BaseURL: url, HTTP: http.DefaultClient}.Scrape(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +483,7 @@ func TestScrapeMatchesStats(t *testing.T) {
 	if want.Stations["records"].Requests["rejected"] == 0 && want.StoredWrites == 0 {
 		t.Errorf("nothing happened: %s", wantJSON)
 	}
-	if _, err := mockservice.Scrape(context.Background(), http.DefaultClient, url+"/healthz"); err == nil {
+	if _, err := (api.Client{BaseURL: url + "/healthz", HTTP: http.DefaultClient}).Scrape(context.Background()); err == nil {
 		t.Error("scraping a non-metrics page succeeded")
 	}
 }
@@ -560,7 +499,7 @@ func TestTieWindow(t *testing.T) {
 		cfg.Records.Queue, cfg.Records.TieWindow = 0, tt.window
 		url, svc := startService(t, cfg)
 		go post(http.DefaultClient, url+"/records", writeBody("a"))
-		waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[mockservice.Records].Busy == 1 })
+		waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 		time.Sleep(85 * time.Millisecond) // within 30 ms of the planned end
 		if r := post(http.DefaultClient, url+"/records", writeBody("b")); r.status != tt.want {
 			t.Errorf("tie window %v: status %d, want %d", tt.window, r.status, tt.want)
@@ -578,7 +517,7 @@ func TestBusyWorkerDoesNotDrift(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			req, _ := http.NewRequest("POST", url+"/records", strings.NewReader(writeBody(fmt.Sprint("d", i))))
-			req.Header.Set(mockservice.HeaderRequestID, fmt.Sprint("d", i))
+			req.Header.Set(api.HeaderRequestID, fmt.Sprint("d", i))
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
@@ -586,7 +525,7 @@ func TestBusyWorkerDoesNotDrift(t *testing.T) {
 	}
 	wg.Wait()
 	_, body := do(t, "GET", url+"/admin/requests", "", "")
-	var snap mockservice.RequestLogSnapshot
+	var snap api.RequestLogSnapshot
 	if err := json.Unmarshal([]byte(body), &snap); err != nil || len(snap.Entries) != 20 {
 		t.Fatalf("%v: %s", err, body)
 	}
@@ -612,7 +551,7 @@ func TestRequestLog(t *testing.T) {
 	url, _ := startService(t, cfg)
 	send := func(id string) {
 		req, _ := http.NewRequest("POST", url+"/records", strings.NewReader(writeBody(id)))
-		req.Header.Set(mockservice.HeaderRequestID, id)
+		req.Header.Set(api.HeaderRequestID, id)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
@@ -625,22 +564,22 @@ func TestRequestLog(t *testing.T) {
 	wg.Wait()
 	send("") // not logged
 	code, body := do(t, "GET", url+"/admin/requests", "tok", "")
-	var snap mockservice.RequestLogSnapshot
+	var snap api.RequestLogSnapshot
 	if err := json.Unmarshal([]byte(body), &snap); err != nil || code != 200 {
 		t.Fatalf("%d %s %v", code, body, err)
 	}
 	if len(snap.Entries) != 2 {
 		t.Fatalf("entries %+v, want 2", snap.Entries)
 	}
-	byID := map[string]mockservice.RequestEntry{}
+	byID := map[string]api.RequestEntry{}
 	for _, e := range snap.Entries {
 		byID[e.ID] = e
 	}
 	f, r := byID["first"], byID["refused"]
-	if f.Outcome != mockservice.OutcomeServed || f.Started == nil || f.Finished == nil || f.Finished.Sub(*f.Started) < 29*time.Millisecond {
+	if f.Outcome != api.OutcomeServed || f.Started == nil || f.Finished == nil || f.Finished.Sub(*f.Started) < 29*time.Millisecond {
 		t.Errorf("first: %+v", f)
 	}
-	if r.Outcome != mockservice.OutcomeRejected || r.Started != nil {
+	if r.Outcome != api.OutcomeRejected || r.Started != nil {
 		t.Errorf("refused: %+v", r)
 	}
 	if code, _ := do(t, "POST", url+"/admin/reset", "tok", ""); code != 200 {
@@ -655,7 +594,7 @@ func TestRequestLog(t *testing.T) {
 // Each built-in profile's service times, drawn as the stations draw them
 // (seeded Mulberry32), have the configured median within 5%.
 func TestProfileMedians(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	ms := time.Millisecond
 	// slow-enrichment: 5% hang, so the median is the log-normal's 0.5/0.95
 	// quantile: 1.2 s × exp(0.3 × z(0.526)).

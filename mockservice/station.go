@@ -4,113 +4,23 @@ import (
 	"container/list"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
-
-// Outcome is how a request at a station ended. Every request that reaches
-// Station.Do ends in exactly one outcome.
-type Outcome string
-
-const (
-	// OutcomeServed: the work was done and the client was still there.
-	OutcomeServed Outcome = "served"
-	// OutcomeRejected: the queue was full; refused at once, no work done.
-	OutcomeRejected Outcome = "rejected"
-	// OutcomeServedAfterClientLeft: the client gave up (disconnected or
-	// timed out) before the work finished, and the work was done anyway.
-	// Its worker time counts as wasted.
-	OutcomeServedAfterClientLeft Outcome = "served_after_client_left"
-	// OutcomeCancelled: the client gave up and the station was configured
-	// to cancel on disconnect, so the work was dropped (from the queue, or
-	// part-way through service; that part counts as wasted).
-	OutcomeCancelled Outcome = "cancelled"
-)
-
-// Outcomes lists every Outcome, in a stable order.
-var Outcomes = []Outcome{OutcomeServed, OutcomeRejected, OutcomeServedAfterClientLeft, OutcomeCancelled}
-
-// Defaults for a StationConfig.
-const (
-	DefaultRejectStatus = http.StatusServiceUnavailable
-	UnboundedQueue      = -1
-)
-
-// StationConfig is the shape of one station: N workers in front of a FIFO
-// queue of at most Queue waiting requests.
-type StationConfig struct {
-	// Workers is how many requests are served at once (≥ 1).
-	Workers int `yaml:"workers" json:"workers"`
-	// Queue is how many requests may wait for a worker; UnboundedQueue (-1)
-	// means no limit, 0 means a request that finds every worker busy is
-	// refused.
-	Queue int `yaml:"queue" json:"queue"`
-	// RejectStatus is the HTTP status of a refusal: 503 or 429.
-	RejectStatus int `yaml:"reject_status" json:"reject_status"`
-	// CancelOnDisconnect drops a request's work when its client goes away.
-	// Off by default: like the systems the source documents model, the
-	// server does not know the client gave up and does the work anyway.
-	CancelOnDisconnect bool `yaml:"cancel_on_disconnect" json:"cancel_on_disconnect"`
-	// TieWindow makes events closer than this count as simultaneous, in the
-	// models' order: a request arriving to a full station while a service is
-	// planned to complete within the window waits for that completion
-	// first. 0 (the default) turns it off. loadlab load sets it to a tenth
-	// of a model second so that a real run can follow the model's
-	// one-second steps.
-	TieWindow time.Duration `yaml:"tie_window,omitempty" json:"tie_window,omitempty"`
-}
-
-// Validate reports the first invalid field, named relative to the station.
-func (c StationConfig) Validate() error {
-	if c.Workers < 1 {
-		return fmt.Errorf("workers: %d must be ≥ 1", c.Workers)
-	}
-	if c.Queue < UnboundedQueue {
-		return fmt.Errorf("queue: %d must be ≥ 0, or -1 for unbounded", c.Queue)
-	}
-	if c.RejectStatus != http.StatusServiceUnavailable && c.RejectStatus != http.StatusTooManyRequests {
-		return fmt.Errorf("reject_status: %d must be 503 or 429", c.RejectStatus)
-	}
-	if c.TieWindow < 0 {
-		return fmt.Errorf("tie_window: %v must be ≥ 0", c.TieWindow)
-	}
-	return nil
-}
 
 // Result describes one request's passage through a station.
 type Result struct {
-	Outcome Outcome
+	Outcome api.Outcome
 	// QueueWait is the time from arrival to a worker (or to giving up).
 	QueueWait time.Duration
 	// Planned is the sampled service time after the time scale; Service is
 	// the time the worker was actually held.
 	Planned, Service time.Duration
-}
-
-// StationStats is a consistent snapshot of a station's counters and gauges.
-// Counters and high-water marks are since the last Reset.
-type StationStats struct {
-	Workers       int                 `json:"workers"`
-	QueueCapacity int                 `json:"queue_capacity"`
-	Busy          int                 `json:"busy"`
-	QueueLength   int                 `json:"queue_length"`
-	Offered       int                 `json:"offered"`
-	HighWater     HighWater           `json:"high_water"`
-	Requests      map[Outcome]float64 `json:"requests"`
-	WastedSeconds float64             `json:"wasted_worker_seconds"`
-}
-
-// HighWater holds the largest values seen since the last reset.
-type HighWater struct {
-	// Offered is the most HTTP requests open at the station at once,
-	// including those being refused: the concurrency the clients offered.
-	Offered int `json:"offered"`
-	Busy    int `json:"busy"`
-	Queue   int `json:"queue"`
 }
 
 // Station is a fixed pool of workers behind a bounded FIFO queue. It is safe
@@ -123,7 +33,7 @@ type HighWater struct {
 // along a busy worker's chain of requests.
 type Station struct {
 	name    string
-	cfg     StationConfig
+	cfg     config.Station
 	scale   float64
 	seed    uint32
 	observe func(name string, queueWait, service time.Duration)
@@ -136,8 +46,8 @@ type Station struct {
 	ends      []time.Time // planned ends of the services in progress
 	queue     list.List   // of *waiter, front is next
 	offered   int
-	hwm       HighWater
-	requests  map[Outcome]float64
+	hwm       api.HighWater
+	requests  map[api.Outcome]float64
 	wastedSec float64
 }
 
@@ -151,7 +61,7 @@ type waiter struct {
 // NewStation returns a station named name (used as the metric label) with
 // the given shape and service-time distribution. seed seeds its generator;
 // scale multiplies every sampled service time (1 is real time).
-func NewStation(name string, cfg StationConfig, dist latency.Distribution, seed uint32, scale float64) (*Station, error) {
+func NewStation(name string, cfg config.Station, dist latency.Distribution, seed uint32, scale float64) (*Station, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mockservice: station %s: %w", name, err)
 	}
@@ -159,7 +69,7 @@ func NewStation(name string, cfg StationConfig, dist latency.Distribution, seed 
 		return nil, fmt.Errorf("mockservice: station %s: time scale %v must be > 0", name, scale)
 	}
 	s := &Station{name: name, cfg: cfg, scale: scale, seed: seed, dist: dist,
-		src: latency.NewMulberry32(seed), requests: map[Outcome]float64{}}
+		src: latency.NewMulberry32(seed), requests: map[api.Outcome]float64{}}
 	return s, nil
 }
 
@@ -175,9 +85,10 @@ func (s *Station) SetDistribution(d latency.Distribution) {
 }
 
 // Open records that one more request is open at the station and returns the
-// function that closes it. Call it for every HTTP request that reaches the
-// station, before anything else, so refusals count as offered concurrency.
-func (s *Station) Open() (close func()) {
+// function that records it has left. Call it for every HTTP request that
+// reaches the station, before anything else, so refusals count as offered
+// concurrency.
+func (s *Station) Open() (leave func()) {
 	s.mu.Lock()
 	s.offered++
 	s.hwm.Offered = max(s.hwm.Offered, s.offered)
@@ -220,16 +131,16 @@ admission:
 			planned = s.startLocked(start)
 			s.mu.Unlock()
 			break admission
-		case s.cfg.Queue == UnboundedQueue || s.queue.Len() < s.cfg.Queue:
+		case s.cfg.Queue == config.UnboundedQueue || s.queue.Len() < s.cfg.Queue:
 			w := &waiter{ready: make(chan struct{})}
 			el := s.queue.PushBack(w)
 			s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
 			s.mu.Unlock()
 			if !s.waitTurn(ctx, w, el) {
 				wait := time.Since(arrived)
-				s.finish(OutcomeCancelled, 0)
-				s.log.end(entry, time.Time{}, time.Now(), OutcomeCancelled)
-				return Result{Outcome: OutcomeCancelled, QueueWait: wait}
+				s.finish(api.OutcomeCancelled, 0)
+				s.log.end(entry, time.Time{}, time.Now(), api.OutcomeCancelled)
+				return Result{Outcome: api.OutcomeCancelled, QueueWait: wait}
 			}
 			start, planned = w.start, w.planned
 			break admission
@@ -242,10 +153,10 @@ admission:
 			time.Sleep(max(time.Until(due), 100*time.Microsecond))
 			continue
 		}
-		s.requests[OutcomeRejected]++
+		s.requests[api.OutcomeRejected]++
 		s.mu.Unlock()
-		s.log.end(entry, time.Time{}, time.Now(), OutcomeRejected)
-		return Result{Outcome: OutcomeRejected}
+		s.log.end(entry, time.Time{}, time.Now(), api.OutcomeRejected)
+		return Result{Outcome: api.OutcomeRejected}
 	}
 	wait := start.Sub(arrived)
 	if wait < 0 {
@@ -274,15 +185,15 @@ admission:
 	}
 	s.release(plannedEnd, handoff)
 
-	out := OutcomeServed
+	out := api.OutcomeServed
 	switch {
 	case cancelled:
-		out = OutcomeCancelled
+		out = api.OutcomeCancelled
 	case ctx.Err() != nil:
-		out = OutcomeServedAfterClientLeft
+		out = api.OutcomeServedAfterClientLeft
 	}
 	wasted := time.Duration(0)
-	if out != OutcomeServed {
+	if out != api.OutcomeServed {
 		wasted = service
 	}
 	s.finish(out, wasted)
@@ -349,6 +260,9 @@ func (s *Station) release(plannedEnd, handoff time.Time) {
 			s.ends = slices.Delete(s.ends, i, i+1)
 		}
 	}
+	if s.busy == 0 {
+		panic("mockservice: station " + s.name + " released more workers than it holds")
+	}
 	s.busy--
 	if front := s.queue.Front(); front != nil {
 		w := s.queue.Remove(front).(*waiter)
@@ -359,7 +273,7 @@ func (s *Station) release(plannedEnd, handoff time.Time) {
 	}
 }
 
-func (s *Station) finish(out Outcome, wasted time.Duration) {
+func (s *Station) finish(out api.Outcome, wasted time.Duration) {
 	s.mu.Lock()
 	s.requests[out]++
 	s.wastedSec += wasted.Seconds()
@@ -367,14 +281,14 @@ func (s *Station) finish(out Outcome, wasted time.Duration) {
 }
 
 // Stats returns a snapshot of the station.
-func (s *Station) Stats() StationStats {
+func (s *Station) Stats() api.StationStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	req := make(map[Outcome]float64, len(Outcomes))
-	for _, o := range Outcomes {
+	req := make(map[api.Outcome]float64, len(api.Outcomes))
+	for _, o := range api.Outcomes {
 		req[o] = s.requests[o]
 	}
-	return StationStats{
+	return api.StationStats{
 		Workers: s.cfg.Workers, QueueCapacity: s.cfg.Queue,
 		Busy: s.busy, QueueLength: s.queue.Len(), Offered: s.offered,
 		HighWater: s.hwm, Requests: req, WastedSeconds: s.wastedSec,
@@ -387,8 +301,8 @@ func (s *Station) Stats() StationStats {
 func (s *Station) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = map[Outcome]float64{}
+	s.requests = map[api.Outcome]float64{}
 	s.wastedSec = 0
 	s.src = latency.NewMulberry32(s.seed)
-	s.hwm = HighWater{Offered: s.offered, Busy: s.busy, Queue: s.queue.Len()}
+	s.hwm = api.HighWater{Offered: s.offered, Busy: s.busy, Queue: s.queue.Len()}
 }

@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"time"
 
-	"github.com/loadlab/loadlab/client"
+	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
-	"github.com/loadlab/loadlab/models"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func runLoad(args []string, stdout io.Writer) error {
 	sc := models.DefaultAdmissionScenario()
-	cfg := client.LoadConfig{Arrivals: client.ArrivalsStep, TimeScale: 1, LateThreshold: client.DefaultLateThreshold}
+	cfg := loadgen.Config{Arrivals: loadgen.ArrivalsStep, TimeScale: 1, LateThreshold: loadgen.DefaultLateThreshold}
 	fs, parse := newFlagSet("load",
 		"Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n"+
 			"every request as on_time, rejected, too_late (served after the client gave up) or unfinished, joined\n"+
@@ -38,8 +42,8 @@ func runLoad(args []string, stdout io.Writer) error {
 	cfg.TieWindow = *tie
 	if *tie < 0 {
 		cfg.TieWindow = 0
-		if cfg.Arrivals == client.ArrivalsStep {
-			cfg.TieWindow = client.DefaultTieWindowStep
+		if cfg.Arrivals == loadgen.ArrivalsStep {
+			cfg.TieWindow = loadgen.DefaultTieWindowStep
 		}
 	}
 	target := cfg.Target
@@ -56,27 +60,27 @@ func runLoad(args []string, stdout io.Writer) error {
 	defer done()
 	cfg.Registerer = reg
 	if target == "" {
-		_, url, shutdown, err := mockservice.Start(client.AdmissionEndpoint(sc, cfg.TimeScale, cfg.TieWindow))
+		_, url, shutdown, err := mockservice.Start(admissionEndpoint(sc, cfg.TimeScale, cfg.TieWindow))
 		if err != nil {
 			return err
 		}
 		defer shutdown()
-		cfg.Target = url + "/enrich"
+		cfg.Target = url + api.PathEnrich
 	} else {
 		cfg.Target = target
 	}
 	if isTerminal(os.Stderr) {
-		cfg.Progress = func(p client.LoadProgress) {
+		cfg.Progress = func(p loadgen.Progress) {
 			fmt.Fprintf(os.Stderr, "\r%3.0f/%.0f s  sent %d  on time %d  rejected %d  gave up %d  dropped %d ",
-				p.Elapsed, p.Duration, p.Sent, p.Outcomes[client.LoadOnTime], p.Outcomes[client.LoadRejected],
-				p.Outcomes["gave_up"], p.Dropped)
+				p.Elapsed, p.Duration, p.Sent, p.Replies[loadgen.ReplyOnTime], p.Replies[loadgen.ReplyRejected],
+				p.Replies[loadgen.ReplyGaveUp], p.Dropped)
 		}
 	}
-	res, err := client.Load(ctx, cfg)
+	res, err := loadgen.Load(ctx, cfg)
 	if cfg.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	if errors.Is(err, client.ErrTargetUnreachable) {
+	if errors.Is(err, loadgen.ErrTargetUnreachable) {
 		return usageErr("%v", err)
 	}
 	if err != nil {
@@ -93,20 +97,28 @@ func runLoad(args []string, stdout io.Writer) error {
 	if *asJSON {
 		if model != nil {
 			return writeJSON(stdout, struct {
-				client.LoadResult
+				loadgen.Result
 				Model *models.AdmissionResult `json:"model"`
 			}{res, model})
 		}
 		return writeJSON(stdout, res)
 	}
-	if err := client.WriteLoad(stdout, cfg, res); err != nil {
+	if err := loadgen.WriteResult(stdout, cfg, res); err != nil {
 		return err
 	}
 	if model != nil {
 		fmt.Fprintln(stdout, "\nModel and real run side by side:")
-		return client.WriteComparison(stdout, *model, res)
+		return loadgen.WriteComparison(stdout, *model, res)
 	}
 	return nil
+}
+
+// admissionEndpoint is the admission scenario's endpoint: the scenario's
+// workers, service time and queue, 429 when full, at the time scale, with a
+// tie window of tie model seconds.
+func admissionEndpoint(sc models.AdmissionScenario, scale, tie float64) config.Config {
+	return config.Endpoint(config.Station{Workers: sc.Workers, Queue: sc.Queue, RejectStatus: http.StatusTooManyRequests,
+		TieWindow: time.Duration(tie * scale * float64(time.Second))}, time.Duration(sc.ServiceTime)*time.Second, scale)
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -17,14 +17,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/loadlab/loadlab/experiments"
-	"github.com/loadlab/loadlab/models"
+	"github.com/loadlab/loadlab/client/cpulimit"
 )
 
 func main() {
 	// A client run started by the experiment runner enters its CPU limit
 	// and re-executes itself before anything else happens.
-	experiments.EnterLimits()
+	cpulimit.Enter()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -133,86 +132,6 @@ func newFlagSet(name, synopsis string, stdout io.Writer) (*flag.FlagSet, func([]
 		return nil
 	}
 	return fs, parse
-}
-
-func simulateConcurrency(args []string, stdout io.Writer) error {
-	sc := models.DefaultConcurrencyScenario()
-	fs, parse := newFlagSet("simulate concurrency",
-		"Runs every client limit on every seeded workload of the published concurrency simulation and\n"+
-			"prints the median, minimum and maximum of each metric. Pure simulated time: no network.\n", stdout)
-	fs.IntVar(&sc.Requests, "requests", sc.Requests, "requests per workload")
-	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
-	fs.DurationVar(&sc.Timeout, "timeout", sc.Timeout, "client timeout, from issue")
-	seeds := fs.String("seeds", fmt.Sprintf("%d-%d", sc.SeedFrom, sc.SeedTo), "workload seeds, FROM-TO (Mulberry32)")
-	limits := fs.String("limits", "1,4,8,48", "client concurrency limits, comma-separated (1 is sequential; ≥ requests is unbounded)")
-	durations := fs.String("durations", "75:80-240,20:241-500,5:800-1200",
-		"request durations: a mixture WEIGHT:LO-HI,... of whole-millisecond uniform ranges")
-	asJSON := fs.Bool("json", false, `print {"strategies": [...]} as JSON instead of the table`)
-	if err := parse(args); err != nil {
-		return err
-	}
-	var err error
-	if sc.SeedFrom, sc.SeedTo, err = models.ParseSeeds(*seeds); err != nil {
-		return usageErr("%v", err)
-	}
-	if sc.Limits, err = models.ParseLimits(*limits); err != nil {
-		return usageErr("%v", err)
-	}
-	if sc.Durations, err = models.ParseMixtureMs(*durations); err != nil {
-		return usageErr("%v", err)
-	}
-	if err := sc.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	rep, err := models.SimulateConcurrency(sc)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(stdout, rep)
-	}
-	return models.WriteConcurrencyTable(stdout, sc, rep)
-}
-
-func simulateAdmission(args []string, stdout io.Writer) error {
-	sc := models.DefaultAdmissionScenario()
-	fs, parse := newFlagSet("simulate admission",
-		"One-second model of an endpoint with workers, a bounded FIFO queue and client timeouts, under an\n"+
-			"open ramp or closed users. Reports every request as on time, rejected, served too late or unfinished.\n"+
-			"Defaults are the document's opening run.\n", stdout)
-	admissionFlags(fs, &sc)
-	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	if err := parse(args); err != nil {
-		return err
-	}
-	if err := sc.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	res, err := models.SimulateAdmission(sc)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(stdout, res)
-	}
-	return models.WriteAdmission(stdout, sc, res)
-}
-
-// admissionFlags binds the admission scenario's flags; simulate admission
-// and load share them, so one command line runs as model or for real.
-func admissionFlags(fs *flag.FlagSet, sc *models.AdmissionScenario) {
-	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
-	fs.IntVar(&sc.ServiceTime, "service-time", sc.ServiceTime, "seconds each request holds a worker")
-	fs.IntVar(&sc.Queue, "queue", sc.Queue, "queue slots; a request finding the queue full is rejected")
-	fs.IntVar(&sc.Timeout, "timeout", sc.Timeout, "seconds after which the client gives up (the server still serves it)")
-	fs.StringVar(&sc.Generator, "generator", sc.Generator, "open (arrivals regardless of replies) or closed (users wait for replies)")
-	fs.IntVar(&sc.BaseRate, "base-rate", sc.BaseRate, "open: requests per second outside the ramp")
-	fs.IntVar(&sc.PeakRate, "peak-rate", sc.PeakRate, "open: requests per second during the ramp")
-	fs.IntVar(&sc.RampStart, "ramp-start", sc.RampStart, "open: first second of the peak rate")
-	fs.IntVar(&sc.RampEnd, "ramp-end", sc.RampEnd, "open: first second after the peak rate")
-	fs.IntVar(&sc.Users, "users", sc.Users, "closed: virtual users (user i first sends at second i mod 5)")
-	fs.IntVar(&sc.Think, "think", sc.Think, "closed: seconds a user waits after a reply, rejection or timeout")
-	fs.IntVar(&sc.Duration, "duration", sc.Duration, "seconds simulated")
 }
 
 func writeJSON(w io.Writer, v any) error {

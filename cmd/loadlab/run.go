@@ -7,12 +7,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
 )
 
 func runRecords(args []string, stdout io.Writer) error {
-	cfg := client.DefaultConfig()
+	cfg := records.DefaultConfig()
 	fs, parse := newFlagSet("run",
 		"Processes a batch of records against a running mock service (make run, or go run ./cmd/mockservice):\n"+
 			"each record makes 3 enrichment calls, then 1 write. Exit 2 on bad input or an unreachable target\n"+
@@ -39,7 +39,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	s, err := client.ParseStrategy(*strategy)
+	s, err := records.ParseStrategy(*strategy)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -72,7 +72,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	defer done()
 	cfg.Registerer = reg
-	admin := mockservice.Admin{BaseURL: cfg.Target, Token: *token}
+	admin := api.Client{BaseURL: cfg.Target, Token: *token}
 	if err := admin.Healthy(ctx); err != nil {
 		return usageErr("target %s unreachable: %v", cfg.Target, err)
 	}
@@ -86,8 +86,8 @@ func runRecords(args []string, stdout io.Writer) error {
 			return usageErr("%v (use --admin-token, or --reset=false)", err)
 		}
 	}
-	res, err := client.Run(ctx, cfg)
-	if errors.Is(err, client.ErrUnreachable) {
+	res, err := records.Run(ctx, cfg)
+	if errors.Is(err, records.ErrUnreachable) {
 		return usageErr("%v", err)
 	}
 	if err != nil {
@@ -96,7 +96,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	if *asJSON {
 		err = writeJSON(stdout, res)
 	} else {
-		err = client.WriteResult(stdout, res)
+		err = records.WriteResult(stdout, res)
 	}
 	if err != nil {
 		return err

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/loadlab/loadlab/mockservice"
 )
 
 func startMock(t *testing.T, scale float64) string {
 	t.Helper()
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen, cfg.TimeScale = "127.0.0.1:0", scale
 	_, url, stop, err := mockservice.Start(cfg)
 	if err != nil {

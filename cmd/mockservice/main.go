@@ -17,8 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+
 	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 func main() {
@@ -74,8 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // parseConfig builds the configuration: defaults, then the --config file,
 // then any flag given on the command line (flags win over the file).
-func parseConfig(args []string, helpOut io.Writer) (cfg mockservice.Config, printOnly bool, err error) {
-	cfg = mockservice.DefaultConfig()
+func parseConfig(args []string, helpOut io.Writer) (cfg config.Config, printOnly bool, err error) {
+	cfg = config.Default()
 	fs := flag.NewFlagSet("mockservice", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
 	var configPath string
@@ -117,8 +120,8 @@ Flags:
 		for _, f := range set {
 			given[f.Name] = f.Value.String()
 		}
-		cfg = mockservice.DefaultConfig()
-		if err := mockservice.LoadConfigFile(configPath, &cfg); err != nil {
+		cfg = config.Default()
+		if err := config.LoadFile(configPath, &cfg); err != nil {
 			return cfg, false, err
 		}
 		for _, f := range set {
@@ -136,12 +139,12 @@ Flags:
 // bindFlags defines one flag per configurable number. Each flag writes
 // through a function of *cfg, so it can be re-applied after a config file
 // has replaced cfg's contents.
-func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
-	def := mockservice.DefaultConfig()
+func bindFlags(fs *flag.FlagSet, cfg *config.Config) {
+	def := config.Default()
 	str := func(name, usage string, get func() string, set func(string)) {
 		funcFlag(fs, name, usage+" (default "+strconv.Quote(get())+")", func(v string) error { set(v); return nil })
 	}
-	intf := func(name, usage string, p func(*mockservice.Config) *int) {
+	intf := func(name, usage string, p func(*config.Config) *int) {
 		funcFlag(fs, name, fmt.Sprintf("%s (default %d)", usage, *p(&def)), func(v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -151,7 +154,7 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 			return nil
 		})
 	}
-	dur := func(name, usage string, p func(*mockservice.Config) *time.Duration) {
+	dur := func(name, usage string, p func(*config.Config) *time.Duration) {
 		funcFlag(fs, name, fmt.Sprintf("%s (default %v)", usage, *p(&def)), func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil {
@@ -161,7 +164,7 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 			return nil
 		})
 	}
-	float := func(name, usage string, p func(*mockservice.Config) *float64) {
+	float := func(name, usage string, p func(*config.Config) *float64) {
 		funcFlag(fs, name, fmt.Sprintf("%s (default %g)", usage, *p(&def)), func(v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -171,7 +174,7 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 			return nil
 		})
 	}
-	boolf := func(name, usage string, p func(*mockservice.Config) *bool) {
+	boolf := func(name, usage string, p func(*config.Config) *bool) {
 		boolFuncFlag(fs, name, usage, func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -198,40 +201,40 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 			return nil
 		})
 	float("time-scale", "multiplies every service time (0.1 runs ten times faster)",
-		func(c *mockservice.Config) *float64 { return &c.TimeScale })
+		func(c *config.Config) *float64 { return &c.TimeScale })
 	intf("request-log-cap", "requests with an X-Request-Id kept in the request log (GET /admin/requests) since the last reset; 0 off",
-		func(c *mockservice.Config) *int { return &c.RequestLogCap })
+		func(c *config.Config) *int { return &c.RequestLogCap })
 	dur("shutdown-timeout", "on SIGTERM, how long requests in flight may take to finish",
-		func(c *mockservice.Config) *time.Duration { return &c.ShutdownTimeout })
+		func(c *config.Config) *time.Duration { return &c.ShutdownTimeout })
 
 	for _, st := range []struct {
 		name string
-		p    func(*mockservice.Config) *mockservice.StationConfig
+		p    func(*config.Config) *config.Station
 	}{
-		{mockservice.Enrichment, func(c *mockservice.Config) *mockservice.StationConfig { return &c.Enrichment }},
-		{mockservice.Records, func(c *mockservice.Config) *mockservice.StationConfig { return &c.Records }},
+		{api.Enrichment, func(c *config.Config) *config.Station { return &c.Enrichment }},
+		{api.Records, func(c *config.Config) *config.Station { return &c.Records }},
 	} {
 		intf(st.name+"-workers", st.name+": requests served at once",
-			func(c *mockservice.Config) *int { return &st.p(c).Workers })
+			func(c *config.Config) *int { return &st.p(c).Workers })
 		intf(st.name+"-queue", st.name+": requests that may wait for a worker; -1 unbounded",
-			func(c *mockservice.Config) *int { return &st.p(c).Queue })
+			func(c *config.Config) *int { return &st.p(c).Queue })
 		intf(st.name+"-reject-status", st.name+": HTTP status when the queue is full, 503 or 429",
-			func(c *mockservice.Config) *int { return &st.p(c).RejectStatus })
+			func(c *config.Config) *int { return &st.p(c).RejectStatus })
 		dur(st.name+"-tie-window", st.name+": arrivals within this of a planned completion wait for it (the models' order for simultaneous events); 0 off",
-			func(c *mockservice.Config) *time.Duration { return &st.p(c).TieWindow })
+			func(c *config.Config) *time.Duration { return &st.p(c).TieWindow })
 		boolf(st.name+"-cancel-on-disconnect", st.name+": drop a request's work when its client leaves (default: do it anyway, counted as wasted)",
-			func(c *mockservice.Config) *bool { return &st.p(c).CancelOnDisconnect })
+			func(c *config.Config) *bool { return &st.p(c).CancelOnDisconnect })
 	}
 
 	// Profile numbers. They address the built-in profiles' distributions;
 	// a flag whose profile was redefined with another kind is refused by
 	// validation of that kind's fields.
-	spec := func(profile, station string) func(*mockservice.Config) *latency.Spec {
-		return func(c *mockservice.Config) *latency.Spec {
+	spec := func(profile, station string) func(*config.Config) *latency.Spec {
+		return func(c *config.Config) *latency.Spec {
 			p := c.Profiles[profile]
 			// Maps hold values; write back through a pointer to a copy.
 			sp := &p.Enrichment
-			if station == mockservice.Records {
+			if station == api.Records {
 				sp = &p.Records
 			}
 			return sp
@@ -260,8 +263,8 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 	median := func(s *latency.Spec) *time.Duration { return &s.Median }
 	spread := func(s *latency.Spec) *float64 { return &s.Spread }
 	value := func(s *latency.Spec) *time.Duration { return &s.Value }
-	const h, se, sw = mockservice.ProfileHealthy, mockservice.ProfileSlowEnrichment, mockservice.ProfileSlowWrite
-	const en, rec = mockservice.Enrichment, mockservice.Records
+	const h, se, sw = config.ProfileHealthy, config.ProfileSlowEnrichment, config.ProfileSlowWrite
+	const en, rec = api.Enrichment, api.Records
 	profDur("healthy-enrichment-median", "healthy: enrichment median (log-normal)", h, en, median)
 	profFloat("healthy-enrichment-spread", "healthy: enrichment log-normal spread (sigma of ln)", h, en, spread)
 	profDur("healthy-write-time", "healthy: time per write (fixed)", h, rec, value)
@@ -277,12 +280,12 @@ func bindFlags(fs *flag.FlagSet, cfg *mockservice.Config) {
 }
 
 // updateProfile changes one station's spec of a profile in cfg.
-func updateProfile(cfg *mockservice.Config, profile, station string, change func(*latency.Spec)) error {
+func updateProfile(cfg *config.Config, profile, station string, change func(*latency.Spec)) error {
 	p, ok := cfg.Profiles[profile]
 	if !ok {
 		return fmt.Errorf("profile %q is not defined", profile)
 	}
-	if station == mockservice.Records {
+	if station == api.Records {
 		change(&p.Records)
 	} else {
 		change(&p.Enrichment)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // The figures published in concurrency-simulation.txt (medians over seeds

@@ -1,9 +1,11 @@
-package client_test
+package records_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 	"net"
 	"os"
 	"os/exec"
@@ -12,9 +14,9 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // When LOADLAB_C1_TARGET is set the test binary runs one C1 run against it
@@ -22,10 +24,10 @@ import (
 // and =2.
 func TestMain(m *testing.M) {
 	if target := os.Getenv("LOADLAB_C1_TARGET"); target != "" {
-		cfg := client.DefaultConfig()
+		cfg := records.DefaultConfig()
 		cfg.Target, cfg.Records, cfg.TimeScale = target, 20, 0.1
-		cfg.Strategy, _ = client.ParseStrategy("C1")
-		res, err := client.Run(context.Background(), cfg)
+		cfg.Strategy, _ = records.ParseStrategy("C1")
+		res, err := records.Run(context.Background(), cfg)
 		if err != nil {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(1)
@@ -40,11 +42,11 @@ type mock struct {
 	url   string
 	svc   *mockservice.Service
 	stop  func() error
-	admin mockservice.Admin
+	admin api.Client
 }
 
 // startMock runs the real mock service on loopback until the test ends.
-func startMock(t *testing.T, cfg mockservice.Config) *mock {
+func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	svc, url, stop, err := mockservice.Start(cfg)
@@ -52,24 +54,24 @@ func startMock(t *testing.T, cfg mockservice.Config) *mock {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &mock{url: url, svc: svc, stop: stop, admin: mockservice.Admin{BaseURL: url}}
+	return &mock{url: url, svc: svc, stop: stop, admin: api.Client{BaseURL: url}}
 }
 
-func run(t *testing.T, m *mock, strategy string, records int, scale float64, change func(*client.Config)) client.Result {
+func run(t *testing.T, m *mock, strategy string, n int, scale float64, change func(*records.Config)) records.Result {
 	t.Helper()
 	if err := m.admin.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cfg := client.DefaultConfig()
-	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID = m.url, records, scale, strategy+"-"
+	cfg := records.DefaultConfig()
+	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID = m.url, n, scale, strategy+"-"
 	var err error
-	if cfg.Strategy, err = client.ParseStrategy(strategy); err != nil {
+	if cfg.Strategy, err = records.ParseStrategy(strategy); err != nil {
 		t.Fatal(err)
 	}
 	if change != nil {
 		change(&cfg)
 	}
-	res, err := client.Run(context.Background(), cfg)
+	res, err := records.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func run(t *testing.T, m *mock, strategy string, records int, scale float64, cha
 	return res
 }
 
-func checkAddsUp(t *testing.T, r client.Result) {
+func checkAddsUp(t *testing.T, r records.Result) {
 	t.Helper()
 	if sum := r.Complete + r.Incomplete + r.WriteRejected + r.Failed; sum != r.Records {
 		t.Errorf("%s: states add up to %d, not %d: %+v", r.Strategy, sum, r.Records, r)
@@ -88,16 +90,16 @@ func checkAddsUp(t *testing.T, r client.Result) {
 // the system of record at six writes and free of 503s; C2 offers more than
 // its 6 workers + 6 queue slots and is refused.
 func TestSlowWriteC4ProtectsTheSystemOfRecord(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowWrite, 0.25
+	cfg := config.Default()
+	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 0.25
 	m := startMock(t, cfg)
 
 	c4 := run(t, m, "C4", 200, 0.25, nil)
 	if c4.WriteRejections != 0 || c4.WriteRejected != 0 {
 		t.Errorf("C4: %d write rejections, %d records write_rejected; want none", c4.WriteRejections, c4.WriteRejected)
 	}
-	if c4.PeakConcurrentWrite == nil || *c4.PeakConcurrentWrite > 6 || c4.PeakInFlight[client.Records] > 6 {
-		t.Errorf("C4: server saw %v concurrent writes, client %d; want ≤ 6", show(c4.PeakConcurrentWrite), c4.PeakInFlight[client.Records])
+	if c4.PeakConcurrentWrite == nil || *c4.PeakConcurrentWrite > 6 || c4.PeakInFlight[records.Records] > 6 {
+		t.Errorf("C4: server saw %v concurrent writes, client %d; want ≤ 6", show(c4.PeakConcurrentWrite), c4.PeakInFlight[records.Records])
 	}
 	if c4.Complete != 200 {
 		t.Errorf("C4: %d complete, want 200", c4.Complete)
@@ -125,19 +127,19 @@ func show(p *int) any {
 // past the call timeout and callers who wait past the permit timeout are
 // counted apart, and the server saw exactly the calls the client made.
 func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	cfg.Profile, cfg.TimeScale = mockservice.ProfileSlowEnrichment, 0.1
+	cfg := config.Default()
+	cfg.Profile, cfg.TimeScale = config.ProfileSlowEnrichment, 0.1
 	// Every fourth call hangs, so a 60-record run surely sees some.
-	p := cfg.Profiles[mockservice.ProfileSlowEnrichment]
+	p := cfg.Profiles[config.ProfileSlowEnrichment]
 	p.Enrichment.HangProbability = 0.25
-	cfg.Profiles[mockservice.ProfileSlowEnrichment] = p
+	cfg.Profiles[config.ProfileSlowEnrichment] = p
 	m := startMock(t, cfg)
 
-	res := run(t, m, "C4", 60, 0.1, func(c *client.Config) {
+	res := run(t, m, "C4", 60, 0.1, func(c *records.Config) {
 		c.Strategy.EnrichPermits = 2
 		c.PermitTimeout = 500 * time.Millisecond // 50 ms after the scale
 	})
-	enrich := res.Calls[client.Enrichment]
+	enrich := res.Calls[records.Enrichment]
 	if enrich[budgets.CallTimeout] == 0 || enrich[budgets.PermitTimeout] == 0 {
 		t.Fatalf("enrichment calls %v: want both call and permit timeouts", enrich)
 	}
@@ -149,7 +151,7 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 	var served float64
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		st := m.svc.Stats().Stations[mockservice.Enrichment]
+		st := m.svc.Stats().Stations[api.Enrichment]
 		served = 0
 		for _, v := range st.Requests {
 			served += v
@@ -162,7 +164,7 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 	if served != float64(made) {
 		t.Errorf("server counted %v enrichment requests, client made %d", served, made)
 	}
-	if after := m.svc.Stats().Stations[mockservice.Enrichment].Requests[mockservice.OutcomeServedAfterClientLeft]; after != float64(enrich[budgets.CallTimeout]) {
+	if after := m.svc.Stats().Stations[api.Enrichment].Requests[api.OutcomeServedAfterClientLeft]; after != float64(enrich[budgets.CallTimeout]) {
 		t.Errorf("server served %v after the client left, client timed out %d", after, enrich[budgets.CallTimeout])
 	}
 }
@@ -170,21 +172,21 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 // 32 concurrent calls reach the server as 32: the transport does not bound
 // concurrency behind the strategy's back.
 func TestThirtyTwoCallsReachTheServer(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
-	p := cfg.Profiles[mockservice.ProfileHealthy]
+	cfg := config.Default()
+	p := cfg.Profiles[config.ProfileHealthy]
 	p.Enrichment = latency.Spec{Kind: "fixed", Value: 300 * time.Millisecond}
-	cfg.Profiles[mockservice.ProfileHealthy] = p
+	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
 	res := run(t, m, "C2", 32, 1, nil)
-	got := res.Server.Stations[mockservice.Enrichment].HighWater.Offered
-	if got != 32 || res.PeakInFlight[client.Enrichment] != 32 {
-		t.Errorf("server saw %d concurrent enrichment calls, client %d; want 32", got, res.PeakInFlight[client.Enrichment])
+	got := res.Server.Stations[api.Enrichment].HighWater.Offered
+	if got != 32 || res.PeakInFlight[records.Enrichment] != 32 {
+		t.Errorf("server saw %d concurrent enrichment calls, client %d; want 32", got, res.PeakInFlight[records.Enrichment])
 	}
 }
 
 // C1's records in flight follow GOMAXPROCS, checked in child processes.
 func TestC1FollowsGOMAXPROCS(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.TimeScale = 0.1
 	m := startMock(t, cfg)
 	for _, procs := range []int{1, 2} {
@@ -194,7 +196,7 @@ func TestC1FollowsGOMAXPROCS(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GOMAXPROCS=%d: %v", procs, err)
 		}
-		var res client.Result
+		var res records.Result
 		if err := json.Unmarshal(out, &res); err != nil {
 			t.Fatalf("GOMAXPROCS=%d: %v: %s", procs, err, out)
 		}
@@ -202,8 +204,8 @@ func TestC1FollowsGOMAXPROCS(t *testing.T) {
 		if res.GOMAXPROCS != procs || res.RecordsInFlight != procs || res.PeakRecordsInFlight != procs {
 			t.Errorf("GOMAXPROCS=%d: runtime %d, records in flight %d, peak %d", procs, res.GOMAXPROCS, res.RecordsInFlight, res.PeakRecordsInFlight)
 		}
-		if res.PeakInFlight[client.Enrichment] > procs {
-			t.Errorf("GOMAXPROCS=%d: %d enrichment calls in flight", procs, res.PeakInFlight[client.Enrichment])
+		if res.PeakInFlight[records.Enrichment] > procs {
+			t.Errorf("GOMAXPROCS=%d: %d enrichment calls in flight", procs, res.PeakInFlight[records.Enrichment])
 		}
 	}
 }
@@ -211,17 +213,17 @@ func TestC1FollowsGOMAXPROCS(t *testing.T) {
 // A target that dies mid-run: the run ends, every record has a state, and
 // the failures are counted as errors.
 func TestTargetDyingMidRun(t *testing.T) {
-	cfg := mockservice.DefaultConfig()
+	cfg := config.Default()
 	cfg.ShutdownTimeout = time.Millisecond // close connections at once
 	m := startMock(t, cfg)
 	go func() {
 		time.Sleep(400 * time.Millisecond)
 		_ = m.stop()
 	}()
-	ccfg := client.DefaultConfig()
+	ccfg := records.DefaultConfig()
 	ccfg.Target, ccfg.Records = m.url, 200
-	ccfg.Strategy, _ = client.ParseStrategy("C2")
-	res, err := client.Run(context.Background(), ccfg)
+	ccfg.Strategy, _ = records.ParseStrategy("C2")
+	res, err := records.Run(context.Background(), ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,9 +240,9 @@ func TestUnreachableTargetSendsNothing(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	ln.Close()
-	cfg := client.DefaultConfig()
+	cfg := records.DefaultConfig()
 	cfg.Target = url
-	if _, err := client.Run(context.Background(), cfg); !errors.Is(err, client.ErrUnreachable) {
+	if _, err := records.Run(context.Background(), cfg); !errors.Is(err, records.ErrUnreachable) {
 		t.Errorf("got %v, want ErrUnreachable", err)
 	}
 }

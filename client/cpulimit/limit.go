@@ -1,4 +1,4 @@
-package experiments
+package cpulimit
 
 import (
 	"errors"
@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/loadlab/loadlab/client"
 )
 
 // Environment variables that carry a CPU limit into a child process. The
@@ -24,10 +22,10 @@ const (
 	envAffinity    = "LOADLAB_CHILD_AFFINITY"
 )
 
-// EnterLimits applies a CPU limit passed by a parent runner, then re-executes
+// Enter applies a CPU limit passed by a parent runner, then re-executes
 // the program under it. It returns normally only when there is nothing to
 // apply. Call it first thing in main.
-func EnterLimits() {
+func Enter() {
 	procs, aff := os.Getenv(envCgroupProcs), os.Getenv(envAffinity)
 	if procs == "" && aff == "" {
 		return
@@ -67,24 +65,33 @@ func EnterLimits() {
 	fail(syscall.Exec(exe, os.Args, env))
 }
 
-// limit is how one child run is confined.
-type limit struct {
-	mechanism string // "cgroup v2 …", "cgroup v1 …", "affinity …"
-	env       []string
-	cleanup   func()
+// Setting is one CPU limit: a quota of CPUs (like docker --cpus), an
+// affinity to Cpuset CPUs (like docker --cpuset-cpus), or Inherit: no limit
+// of its own, the one this process runs under (a container's). Exactly one
+// is set.
+type Setting struct {
+	CPUs    float64
+	Cpuset  int
+	Inherit bool
 }
 
-// prepareLimit sets up a CPU setting for one child: a quota in a fresh cgroup
+// Limit is how one child process is confined: Env goes into its
+// environment, and Cleanup removes what Prepare created once it has exited.
+type Limit struct {
+	// Mechanism says how: "cgroup v2 …", "cgroup v1 …", "affinity …" or
+	// "inherited …".
+	Mechanism string
+	Env       []string
+	Cleanup   func()
+}
+
+// Prepare sets up a CPU setting for one child: a quota in a fresh cgroup
 // (v2, else v1) when the machine lets us write one, else an affinity to
-// ceil(cpus) CPUs; a cpuset is always an affinity.
-func prepareLimit(s CPUSetting, id string) (limit, error) {
+// ceil(cpus) CPUs; a cpuset is always an affinity. id names the cgroup.
+func Prepare(s Setting, id string) (Limit, error) {
 	if s.Inherit {
-		rt := client.ReadRuntime()
-		quota := "no quota"
-		if rt.CPUQuota != nil {
-			quota = fmt.Sprintf("quota %g CPUs", *rt.CPUQuota)
-		}
-		return limit{mechanism: fmt.Sprintf("inherited (%s, %d CPUs)", quota, rt.NumCPU), cleanup: func() {}}, nil
+		rt := ReadRuntime()
+		return Limit{Mechanism: fmt.Sprintf("inherited (CPU quota %s, %d CPUs)", rt.Quota(), rt.NumCPU), Cleanup: func() {}}, nil
 	}
 	if s.Cpuset > 0 {
 		return affinityLimit(s.Cpuset, "")
@@ -98,10 +105,10 @@ func prepareLimit(s CPUSetting, id string) (limit, error) {
 	return affinityLimit(int(math.Ceil(s.CPUs)), " (no writable cgroup cpu controller: quota emulated by affinity)")
 }
 
-func affinityLimit(n int, note string) (limit, error) {
+func affinityLimit(n int, note string) (Limit, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return limit{}, fmt.Errorf("read affinity: %w", err)
+		return Limit{}, fmt.Errorf("read affinity: %w", err)
 	}
 	var cpus []string
 	for c := 0; c < 1024 && len(cpus) < n; c++ {
@@ -110,15 +117,15 @@ func affinityLimit(n int, note string) (limit, error) {
 		}
 	}
 	if len(cpus) < n {
-		return limit{}, fmt.Errorf("cpuset %d: only %d CPUs available", n, len(cpus))
+		return Limit{}, fmt.Errorf("cpuset %d: only %d CPUs available", n, len(cpus))
 	}
 	list := strings.Join(cpus, ",")
-	return limit{mechanism: "affinity cpus " + list + note, env: []string{envAffinity + "=" + list}, cleanup: func() {}}, nil
+	return Limit{Mechanism: "affinity cpus " + list + note, Env: []string{envAffinity + "=" + list}, Cleanup: func() {}}, nil
 }
 
 const cfsPeriod = 100000
 
-func cgroupV2Limit(cpus float64, id string) (limit, error) {
+func cgroupV2Limit(cpus float64, id string) (Limit, error) {
 	root := ""
 	for _, cand := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
 		if b, err := os.ReadFile(filepath.Join(cand, "cgroup.controllers")); err == nil && strings.Contains(" "+string(b)+" ", " cpu ") {
@@ -127,28 +134,28 @@ func cgroupV2Limit(cpus float64, id string) (limit, error) {
 		}
 	}
 	if root == "" {
-		return limit{}, errors.New("no cgroup v2 hierarchy with the cpu controller")
+		return Limit{}, errors.New("no cgroup v2 hierarchy with the cpu controller")
 	}
 	sub, _ := os.ReadFile(filepath.Join(root, "cgroup.subtree_control"))
 	if !strings.Contains(" "+strings.TrimSpace(string(sub))+" ", " cpu ") {
 		if err := os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
-			return limit{}, err
+			return Limit{}, err
 		}
 	}
 	dir := filepath.Join(root, "loadlab-"+id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return limit{}, err
+		return Limit{}, err
 	}
 	quota := int(math.Round(cpus * cfsPeriod))
 	if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(fmt.Sprintf("%d %d", quota, cfsPeriod)), 0o644); err != nil {
 		os.Remove(dir)
-		return limit{}, err
+		return Limit{}, err
 	}
-	return limit{mechanism: fmt.Sprintf("cgroup v2 cpu.max %d %d", quota, cfsPeriod),
-		env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, cleanup: func() { os.Remove(dir) }}, nil
+	return Limit{Mechanism: fmt.Sprintf("cgroup v2 cpu.max %d %d", quota, cfsPeriod),
+		Env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, Cleanup: func() { os.Remove(dir) }}, nil
 }
 
-func cgroupV1Limit(cpus float64, id string) (limit, error) {
+func cgroupV1Limit(cpus float64, id string) (Limit, error) {
 	var root string
 	for _, cand := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
 		if _, err := os.Stat(filepath.Join(cand, "cpu.cfs_quota_us")); err == nil {
@@ -157,11 +164,11 @@ func cgroupV1Limit(cpus float64, id string) (limit, error) {
 		}
 	}
 	if root == "" {
-		return limit{}, errors.New("no cgroup v1 cpu controller")
+		return Limit{}, errors.New("no cgroup v1 cpu controller")
 	}
 	dir := filepath.Join(root, "loadlab-"+id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return limit{}, err
+		return Limit{}, err
 	}
 	quota := int(math.Round(cpus * cfsPeriod))
 	err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cfsPeriod)), 0o644)
@@ -170,8 +177,8 @@ func cgroupV1Limit(cpus float64, id string) (limit, error) {
 	}
 	if err != nil {
 		os.Remove(dir)
-		return limit{}, err
+		return Limit{}, err
 	}
-	return limit{mechanism: fmt.Sprintf("cgroup v1 cpu.cfs_quota_us %d / %d", quota, cfsPeriod),
-		env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, cleanup: func() { os.Remove(dir) }}, nil
+	return Limit{Mechanism: fmt.Sprintf("cgroup v1 cpu.cfs_quota_us %d / %d", quota, cfsPeriod),
+		Env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, Cleanup: func() { os.Remove(dir) }}, nil
 }

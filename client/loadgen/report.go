@@ -1,16 +1,16 @@
-package client
+package loadgen
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	"github.com/loadlab/loadlab/models"
+	"github.com/loadlab/loadlab/experiments/models"
 )
 
-// WriteLoad writes a load run's result for people: the four outcomes, what
+// WriteResult writes a load run's result for people: the four outcomes, what
 // the generator could not do, the figures, and a chart over time.
-func WriteLoad(w io.Writer, cfg LoadConfig, r LoadResult) error {
+func WriteResult(w io.Writer, cfg Config, r Result) error {
 	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s\n",
 		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target)
 	fmt.Fprintf(w, "Requests %d: on time %d, rejected %d, served too late %d, unfinished %d", r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished)
@@ -30,7 +30,7 @@ func WriteLoad(w io.Writer, cfg LoadConfig, r LoadResult) error {
 		fmt.Fprintln(w, "The target keeps no request log: too_late cannot be told from unfinished for requests the client gave up on.")
 	}
 	fmt.Fprintln(w)
-	val := func(f func(LoadSecond) int) []int {
+	val := func(f func(Second) int) []int {
 		out := make([]int, len(r.Timeline))
 		for i, s := range r.Timeline {
 			out[i] = f(s)
@@ -38,12 +38,12 @@ func WriteLoad(w io.Writer, cfg LoadConfig, r LoadResult) error {
 		return out
 	}
 	return models.WriteChart(w, []models.ChartRow{
-		{Name: "arrivals", Values: val(func(s LoadSecond) int { return s.Arrivals })},
-		{Name: "queue", Values: val(func(s LoadSecond) int { return s.Queue })},
-		{Name: "on time", Values: val(func(s LoadSecond) int { return s.OnTime })},
-		{Name: "rejected", Values: val(func(s LoadSecond) int { return s.Rejected })},
-		{Name: "too late", Values: val(func(s LoadSecond) int { return s.TooLate })},
-		{Name: "dropped", Values: val(func(s LoadSecond) int { return s.Dropped })},
+		{Name: "arrivals", Values: val(func(s Second) int { return s.Arrivals })},
+		{Name: "queue", Values: val(func(s Second) int { return s.Queue })},
+		{Name: "on time", Values: val(func(s Second) int { return s.OnTime })},
+		{Name: "rejected", Values: val(func(s Second) int { return s.Rejected })},
+		{Name: "too late", Values: val(func(s Second) int { return s.TooLate })},
+		{Name: "dropped", Values: val(func(s Second) int { return s.Dropped })},
 	})
 }
 
@@ -56,7 +56,7 @@ func opt(p *int) string {
 
 // WriteComparison prints the model and the real run side by side, with the
 // difference per outcome in requests and as a share of the model's requests.
-func WriteComparison(w io.Writer, model models.AdmissionResult, real LoadResult) error {
+func WriteComparison(w io.Writer, model models.AdmissionResult, real Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "outcome\tmodel\treal\treal − model\tof requests\t")
 	row := func(name string, m, r int) {

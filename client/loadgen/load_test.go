@@ -1,4 +1,4 @@
-package client_test
+package loadgen_test
 
 import (
 	"context"
@@ -16,17 +16,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadlab/loadlab/client"
-	"github.com/loadlab/loadlab/models"
+	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/models"
 )
 
-func loadAgainstModel(t *testing.T, sc models.AdmissionScenario) (client.LoadResult, models.AdmissionResult) {
+func loadAgainstModel(t *testing.T, sc models.AdmissionScenario) (loadgen.Result, models.AdmissionResult) {
 	t.Helper()
 	const scale = 0.1
-	m := startMock(t, client.AdmissionEndpoint(sc, scale, client.DefaultTieWindowStep))
-	cfg := client.LoadConfig{Target: m.url + "/enrich", Scenario: sc, Arrivals: client.ArrivalsStep, TimeScale: scale,
-		LateThreshold: client.DefaultLateThreshold, TieWindow: client.DefaultTieWindowStep}
-	real, err := client.Load(context.Background(), cfg)
+	m := startMock(t, endpoint(sc, scale, loadgen.DefaultTieWindowStep))
+	cfg := loadgen.Config{Target: m.url + "/enrich", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: scale,
+		LateThreshold: loadgen.DefaultLateThreshold, TieWindow: loadgen.DefaultTieWindowStep}
+	real, err := loadgen.Load(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +85,10 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 func TestOverloadedGeneratorReportsDrops(t *testing.T) {
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 10, 20, 20 // 200 arrivals against 4/s of capacity
-	m := startMock(t, client.AdmissionEndpoint(sc, 0.05, 0))
+	m := startMock(t, endpoint(sc, 0.05, 0))
 	reg := prometheus.NewRegistry()
-	res, err := client.Load(context.Background(), client.LoadConfig{Target: m.url + "/enrich", Scenario: sc,
-		Arrivals: client.ArrivalsUniform, TimeScale: 0.05, MaxInFlight: 5, LateThreshold: client.DefaultLateThreshold,
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: loadgen.ArrivalsUniform, TimeScale: 0.05, MaxInFlight: 5, LateThreshold: loadgen.DefaultLateThreshold,
 		Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ type lateClock struct{}
 
 func (lateClock) Now() time.Time { return time.Now() }
 func (lateClock) SleepUntil(ctx context.Context, t time.Time) error {
-	return client.RealClock.SleepUntil(ctx, t.Add(300*time.Millisecond))
+	return loadgen.RealClock.SleepUntil(ctx, t.Add(300*time.Millisecond))
 }
 
 // A generator that cannot keep its schedule counts late starts and reports
@@ -134,9 +134,9 @@ func (lateClock) SleepUntil(ctx context.Context, t time.Time) error {
 func TestLateStartsAreCounted(t *testing.T) {
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 3, 1, 1
-	m := startMock(t, client.AdmissionEndpoint(sc, 0.5, 0))
-	res, err := client.Load(context.Background(), client.LoadConfig{Target: m.url + "/enrich", Scenario: sc,
-		Arrivals: client.ArrivalsStep, TimeScale: 0.5, LateThreshold: 0.1, Clock: lateClock{}})
+	m := startMock(t, endpoint(sc, 0.5, 0))
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.5, LateThreshold: 0.1, Clock: lateClock{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,15 +145,27 @@ func TestLateStartsAreCounted(t *testing.T) {
 	}
 }
 
-func TestOpenArrivals(t *testing.T) {
+// schedule lists every arrival a pacer gives.
+func schedule(p loadgen.Pacer) []time.Duration {
+	var out []time.Duration
+	for hit := 0; ; hit++ {
+		off, ok := p.Due(hit)
+		if !ok {
+			return out
+		}
+		out = append(out, off)
+	}
+}
+
+func TestRampPacer(t *testing.T) {
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration, sc.BaseRate, sc.PeakRate, sc.RampStart, sc.RampEnd = 3, 2, 4, 1, 2
-	step := client.OpenArrivals(sc, client.ArrivalsStep, time.Second)
+	step := schedule(loadgen.RampPacer{Scenario: sc, Mode: loadgen.ArrivalsStep, Unit: time.Second})
 	want := []time.Duration{0, 0, time.Second, time.Second, time.Second, time.Second, 2 * time.Second, 2 * time.Second}
 	if !slices.Equal(step, want) {
 		t.Errorf("step %v, want %v", step, want)
 	}
-	uni := client.OpenArrivals(sc, client.ArrivalsUniform, time.Second)
+	uni := schedule(loadgen.RampPacer{Scenario: sc, Mode: loadgen.ArrivalsUniform, Unit: time.Second})
 	want = []time.Duration{0, 500 * time.Millisecond, time.Second, 1250 * time.Millisecond, 1500 * time.Millisecond,
 		1750 * time.Millisecond, 2 * time.Second, 2500 * time.Millisecond}
 	if !slices.Equal(uni, want) {
@@ -172,8 +184,8 @@ func TestForeignEndpointReportsTimedOut(t *testing.T) {
 	defer srv.Close()
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration, sc.BaseRate, sc.PeakRate, sc.Timeout = 3, 2, 2, 1
-	res, err := client.Load(context.Background(), client.LoadConfig{Target: srv.URL + "/slow", Scenario: sc,
-		Arrivals: client.ArrivalsStep, TimeScale: 0.1})
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: srv.URL + "/slow", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +198,9 @@ func TestLoadUnreachable(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	url := "http://" + ln.Addr().String() + "/enrich"
 	ln.Close()
-	_, err := client.Load(context.Background(), client.LoadConfig{Target: url, Scenario: models.DefaultAdmissionScenario(),
-		Arrivals: client.ArrivalsStep, TimeScale: 0.1})
-	if !errors.Is(err, client.ErrTargetUnreachable) {
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: url, Scenario: models.DefaultAdmissionScenario(),
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1})
+	if !errors.Is(err, loadgen.ErrTargetUnreachable) {
 		t.Errorf("got %v, want ErrTargetUnreachable", err)
 	}
 }

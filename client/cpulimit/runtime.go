@@ -1,7 +1,12 @@
-package client
+// Package cpulimit owns the CPU limits of a process: it reads what the Go
+// runtime and the kernel gave it (GOMAXPROCS, NumCPU, the cgroup quota, v2
+// or v1) for reports, and imposes a quota or an affinity on a child process
+// for the experiment runner.
+package cpulimit
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +29,15 @@ type Runtime struct {
 	// QuotaSource says where CPUQuota was read ("cgroup v2 <file>",
 	// "cgroup v1 <dir>"), or "none".
 	QuotaSource string `json:"cpu_quota_source"`
+}
+
+// Quota describes the CPU quota for people: "1 CPUs (cgroup v1 …)" or
+// "none".
+func (r Runtime) Quota() string {
+	if r.CPUQuota == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%g CPUs (%s)", *r.CPUQuota, r.QuotaSource)
 }
 
 // ReadRuntime reads the runtime's view and the cgroup CPU quota.

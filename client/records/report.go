@@ -1,4 +1,4 @@
-package client
+package records
 
 import (
 	"fmt"
@@ -45,10 +45,6 @@ func permits(n int) string {
 
 // WriteResult writes a run's result for people.
 func WriteResult(w io.Writer, r Result) error {
-	quota := "none"
-	if r.CPUQuota != nil {
-		quota = fmt.Sprintf("%g CPUs (%s)", *r.CPUQuota, r.QuotaSource)
-	}
 	peakWrites := "unknown (target is not a loadlab mock service)"
 	if r.PeakConcurrentWrite != nil {
 		peakWrites = fmt.Sprint(*r.PeakConcurrentWrite)
@@ -67,6 +63,6 @@ func WriteResult(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(w, "Calls to %s: %s\n", dep, strings.Join(parts, ", "))
 	}
-	_, err := fmt.Fprintf(w, "Runtime: GOMAXPROCS %d, NumCPU %d, CPU quota %s\n", r.GOMAXPROCS, r.NumCPU, quota)
+	_, err := fmt.Fprintf(w, "Runtime: GOMAXPROCS %d, NumCPU %d, CPU quota %s\n", r.GOMAXPROCS, r.NumCPU, r.Quota())
 	return err
 }

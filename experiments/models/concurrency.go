@@ -19,7 +19,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // Defaults of the published concurrency scenario.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/latency"
+	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // ParseSeeds reads "1-100" or a single "7".

@@ -1,54 +1,10 @@
-package client
+package cpulimit
 
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
-
-func TestParseStrategy(t *testing.T) {
-	tests := []struct {
-		name string
-		want Strategy
-	}{
-		{"C1", Strategy{Name: "C1", RecordsInFlight: RuntimeDefaultInFlight}},
-		{"c2", Strategy{Name: "C2", RecordsInFlight: 32}},
-		{"C3", Strategy{Name: "C3", RecordsInFlight: 32, SharedPermits: 30}},
-		{"C4", Strategy{Name: "C4", RecordsInFlight: 32, EnrichPermits: 24, WritePermits: 6}},
-		{"sequential", Strategy{Name: "sequential", RecordsInFlight: 1}},
-		{"bounded:8", Strategy{Name: "bounded:8", RecordsInFlight: 8}},
-		{"unbounded", Strategy{Name: "unbounded", RecordsInFlight: UnboundedInFlight}},
-	}
-	for _, tt := range tests {
-		got, err := ParseStrategy(tt.name)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: got %+v, %v; want %+v", tt.name, got, err, tt.want)
-		}
-	}
-	for _, bad := range []string{"C5", "bounded:0", "bounded:x", ""} {
-		if _, err := ParseStrategy(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func TestStrategyValidation(t *testing.T) {
-	tests := []struct {
-		s    Strategy
-		want string
-	}{
-		{Strategy{RecordsInFlight: -2}, "records_in_flight"},
-		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write_permits"},
-		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared_permits"},
-		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment_rate"},
-	}
-	for _, tt := range tests {
-		if err := tt.s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v: got %v, want an error naming %s", tt.s, err, tt.want)
-		}
-	}
-}
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()

@@ -1,0 +1,33 @@
+package loadgen
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// metrics are the generator's own Prometheus metrics.
+type metrics struct {
+	scheduled, sent, dropped prometheus.Counter
+	replies                  *prometheus.CounterVec
+	lag                      prometheus.Histogram
+}
+
+// newMetrics creates the metrics in reg (nil: registered nowhere). Like
+// promauto, it panics if reg already holds metrics of these names: give
+// each run a registry of its own.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	const ns = "loadlab_load"
+	f := promauto.With(reg)
+	return &metrics{
+		scheduled: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "scheduled_total",
+			Help: "Arrivals the schedule called for."}),
+		sent: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "sent_total",
+			Help: "Arrivals sent."}),
+		dropped: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "dropped_total",
+			Help: "Arrivals not sent because the generator's in-flight cap was reached."}),
+		replies: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "client_outcomes_total",
+			Help: "Client-side outcomes: on_time, rejected, gave_up, pending (run ended first), error."}, []string{"outcome"}),
+		lag: f.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "send_lag_seconds",
+			Help: "How late arrivals were sent after their scheduled time.", Buckets: prometheus.ExponentialBucketsRange(1e-5, 10, 25)}),
+	}
+}

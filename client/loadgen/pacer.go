@@ -1,0 +1,87 @@
+package loadgen
+
+import (
+	"context"
+	"time"
+
+	"github.com/loadlab/loadlab/experiments/models"
+)
+
+// Pacer says when each arrival of an open schedule is due, computed as it
+// is asked for, so the schedule is never built (after vegeta's Pacer).
+type Pacer interface {
+	// Due returns the offset from the start of the run at which arrival
+	// number hit (from 0) is due, or false when the schedule has no such
+	// arrival.
+	Due(hit int) (offset time.Duration, ok bool)
+}
+
+// RampPacer is the admission model's open generator: Rate(t) arrivals in
+// second t, all at its start (ArrivalsStep) or evenly spaced over it
+// (ArrivalsUniform); Unit is one model second in real time.
+type RampPacer struct {
+	Scenario models.AdmissionScenario
+	Mode     string
+	Unit     time.Duration
+}
+
+var _ Pacer = RampPacer{}
+
+// Due implements Pacer. The ramp has at most three segments of constant
+// rate (before, during and after the peak), so Due takes constant time.
+func (p RampPacer) Due(hit int) (time.Duration, bool) {
+	if hit < 0 {
+		return 0, false
+	}
+	sc := p.Scenario
+	end := sc.Duration
+	rampStart, rampEnd := min(sc.RampStart, end), min(max(sc.RampEnd, sc.RampStart), end)
+	for _, seg := range [...]struct{ from, to, rate int }{
+		{0, rampStart, sc.BaseRate}, {rampStart, rampEnd, sc.PeakRate}, {rampEnd, end, sc.BaseRate},
+	} {
+		if seg.rate <= 0 || seg.to <= seg.from {
+			continue
+		}
+		// Past this segment? Compared by division so that a long, fast
+		// segment cannot overflow; then (to-from)*rate ≤ hit fits.
+		if hit/seg.rate >= seg.to-seg.from {
+			hit -= (seg.to - seg.from) * seg.rate
+			continue
+		}
+		second, j := seg.from+hit/seg.rate, hit%seg.rate
+		off := time.Duration(second) * p.Unit
+		if p.Mode == ArrivalsUniform {
+			off += time.Duration(j) * p.Unit / time.Duration(seg.rate)
+		}
+		return off, true
+	}
+	return 0, false
+}
+
+// Clock is the generator's time source. Tests drive the generator with a
+// clock that wakes late; SleepUntil returns early with ctx's error.
+type Clock interface {
+	Now() time.Time
+	SleepUntil(ctx context.Context, t time.Time) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RealClock is the wall clock.
+var RealClock Clock = realClock{}

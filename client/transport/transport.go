@@ -1,0 +1,28 @@
+// Package transport builds the HTTP clients that carry loadlab's load: a
+// transport that keeps as many idle connections as there are calls in
+// flight, so a strategy's concurrency reaches the target as concurrency and
+// not as connection churn, and caps nothing behind the strategy's back.
+package transport
+
+import (
+	"net/http"
+	"time"
+)
+
+// idleSlack is how many idle connections are kept beyond the calls in flight.
+const idleSlack = 16
+
+// New returns a client whose transport keeps enough idle connections per
+// host for inFlight concurrent calls. Go's default keeps two, so a
+// strategy's concurrency would churn through new connections; nothing here
+// caps connections per host. Timeouts belong to each call's context.
+func New(inFlight int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        inFlight + idleSlack,
+		MaxIdleConnsPerHost: inFlight + idleSlack,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}}
+}

@@ -1,0 +1,160 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Verdicts.
+const (
+	Supported    = "supported"
+	Refuted      = "refuted"
+	Inconclusive = "inconclusive"
+)
+
+// Verdict is a hypothesis judged against the runs.
+type Verdict struct {
+	ID        string        `json:"id"`
+	Claim     string        `json:"claim"`
+	Verdict   string        `json:"verdict"`
+	Op        string        `json:"op"`
+	Threshold Threshold     `json:"threshold"`
+	Cells     []CellVerdict `json:"cells"`
+	Note      string        `json:"note,omitempty"`
+}
+
+// CellVerdict is the judgement in one cell: the value's median and range.
+type CellVerdict struct {
+	Cell    Cell    `json:"cell"`
+	Median  float64 `json:"median"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Runs    int     `json:"runs"`
+	Verdict string  `json:"verdict"`
+	Note    string  `json:"note,omitempty"`
+}
+
+// Judge decides every hypothesis from the runs. A cell without successful
+// runs, or whose CPU mechanism is not the one required, is inconclusive.
+func Judge(hs []Hypothesis, runs []RunRecord) []Verdict {
+	var out []Verdict
+	for _, h := range hs {
+		v := Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold}
+		for _, c := range h.AllCells() {
+			v.Cells = append(v.Cells, judgeCell(h, c, runs))
+		}
+		v.Verdict = Supported
+		for _, cv := range v.Cells {
+			switch {
+			case cv.Verdict == Refuted:
+				v.Verdict = Refuted
+			case cv.Verdict == Inconclusive && v.Verdict != Refuted:
+				v.Verdict = Inconclusive
+			}
+			if cv.Note != "" && v.Note == "" {
+				v.Note = cv.Note
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func values(runs []RunRecord, c Cell, metric, minus string) (vals []float64, mechanisms []string) {
+	for _, r := range runs {
+		if r.Cell != c || r.Failed != "" {
+			continue
+		}
+		v, ok := r.Metrics[metric]
+		if !ok {
+			continue
+		}
+		if minus != "" {
+			m, ok := r.Metrics[minus]
+			if !ok {
+				continue
+			}
+			v -= m
+		}
+		vals = append(vals, v)
+		mechanisms = append(mechanisms, r.Mechanism)
+	}
+	return vals, mechanisms
+}
+
+func judgeCell(h Hypothesis, c Cell, runs []RunRecord) CellVerdict {
+	cv := CellVerdict{Cell: c}
+	vals, mechs := values(runs, c, h.Metric, h.Minus)
+	cv.Runs = len(vals)
+	if len(vals) == 0 {
+		cv.Verdict, cv.Note = Inconclusive, "no successful run in "+c.String()
+		return cv
+	}
+	if h.RequiresMechanism != "" {
+		for _, m := range mechs {
+			if !strings.HasPrefix(m, h.RequiresMechanism) {
+				cv.Verdict = Inconclusive
+				cv.Note = fmt.Sprintf("not tested: needs a %s limit, the run had %q", h.RequiresMechanism, m)
+				st := Summarize(vals)
+				cv.Median, cv.Min, cv.Max = st.Median, st.Min, st.Max
+				return cv
+			}
+		}
+	}
+	st := Summarize(vals)
+	lo, mid, hi := st.Min, st.Median, st.Max
+	if h.Versus != nil {
+		other, _ := values(runs, *h.Versus, h.Metric, h.Minus)
+		if len(other) == 0 {
+			cv.Verdict, cv.Note = Inconclusive, "no successful run in "+h.Versus.String()
+			return cv
+		}
+		o := Summarize(other)
+		switch h.Compare {
+		case "ratio":
+			if o.Min <= 0 {
+				cv.Verdict, cv.Note = Inconclusive, "ratio with a zero or negative denominator"
+				return cv
+			}
+			lo, mid, hi = st.Min/o.Max, st.Median/o.Median, st.Max/o.Min
+		case "difference":
+			lo, mid, hi = st.Min-o.Max, st.Median-o.Median, st.Max-o.Min
+		}
+	}
+	cv.Median, cv.Min, cv.Max = mid, lo, hi
+	cv.Verdict = decide(h.Op, h.Threshold, lo, hi)
+	return cv
+}
+
+// decide judges the range [lo, hi] against op and threshold: supported if
+// all of it satisfies the claim, refuted if none does, else inconclusive.
+func decide(op string, t Threshold, lo, hi float64) string {
+	var all, none bool
+	x := t.Value
+	switch op {
+	case "<":
+		all, none = hi < x, lo >= x
+	case "<=":
+		all, none = hi <= x, lo > x
+	case ">":
+		all, none = lo > x, hi <= x
+	case ">=":
+		all, none = lo >= x, hi < x
+	case "==":
+		all, none = lo == x && hi == x, x < lo || x > hi
+	case "!=":
+		all, none = x < lo || x > hi, lo == x && hi == x
+	case "between":
+		all, none = lo >= t.Lo && hi <= t.Hi, hi < t.Lo || lo > t.Hi
+	}
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return Inconclusive
+	case all:
+		return Supported
+	case none:
+		return Refuted
+	}
+	return Inconclusive
+}

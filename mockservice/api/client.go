@@ -1,0 +1,159 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds every call of a Client whose Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// maxAnswerBytes bounds what a Client reads of an answer (a request log of
+// 100 000 entries is about 20 MB).
+const maxAnswerBytes = 256 << 20
+
+// Client drives a running mock service's health, admin and metrics routes.
+// Every call is bounded by Timeout (DefaultTimeout when zero), whatever the
+// caller's context. The zero HTTP client means http.DefaultClient. A Client
+// is a value: copy it freely.
+type Client struct {
+	BaseURL string
+	// Token is the admin routes' bearer token, if the service has one.
+	Token   string
+	HTTP    *http.Client
+	Timeout time.Duration
+}
+
+// Healthy reports whether GET /healthz answers 200.
+func (c Client) Healthy(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, PathHealthz, nil, nil)
+}
+
+// Answers reports whether the target answers GET /healthz with any HTTP
+// status at all: whether something speaks HTTP there.
+func (c Client) Answers(ctx context.Context) error {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	resp, err := c.send(ctx, http.MethodGet, PathHealthz, nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Reset clears the service's counters, high-water marks, request log and
+// stored writes.
+func (c Client) Reset(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, PathAdminReset, nil, nil)
+}
+
+// SetProfile switches the service's latency profile.
+func (c Client) SetProfile(ctx context.Context, profile string) error {
+	return c.do(ctx, http.MethodPut, PathAdminProfile, ProfileRequest{Profile: profile}, nil)
+}
+
+// Stats reads GET /admin/stats.
+func (c Client) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := c.do(ctx, http.MethodGet, PathAdminStats, nil, &st)
+	return st, err
+}
+
+// RequestLog reads GET /admin/requests.
+func (c Client) RequestLog(ctx context.Context) (RequestLogSnapshot, error) {
+	var snap RequestLogSnapshot
+	err := c.do(ctx, http.MethodGet, PathAdminRequests, nil, &snap)
+	return snap, err
+}
+
+// Scrape reads /metrics and rebuilds Stats from them, the way a Prometheus
+// server would see the service. It needs no admin token, and fails on a
+// target that does not export the mock service's metrics.
+func (c Client) Scrape(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := c.call(ctx, http.MethodGet, PathMetrics, nil, func(body io.Reader) error {
+		var err error
+		st, err = ParseMetrics(body)
+		return err
+	})
+	return st, err
+}
+
+func (c Client) do(ctx context.Context, method, path string, in, out any) error {
+	return c.call(ctx, method, path, in, func(body io.Reader) error {
+		if out == nil {
+			return nil
+		}
+		if err := json.NewDecoder(body).Decode(out); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		return nil
+	})
+}
+
+// call makes one bounded request and hands a 200 answer's body to read.
+func (c Client) call(ctx context.Context, method, path string, in any, read func(io.Reader) error) error {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	resp, err := c.send(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	limited := io.LimitReader(resp.Body, maxAnswerBytes)
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(limited, 4096))
+		return fmt.Errorf("mock %s: %s: %s", path, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if err := read(limited); err != nil {
+		return fmt.Errorf("mock %s: %w", path, err)
+	}
+	return nil
+}
+
+// bound applies the client's timeout to ctx.
+func (c Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// send makes one request with the token and JSON body, if any.
+func (c Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("mock %s: %w", path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("mock %s: %w", path, err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", BearerPrefix+c.Token)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("mock %s: %w", path, err)
+	}
+	return resp, nil
+}

@@ -1,0 +1,286 @@
+// Package config is the mock service's configuration: the shape of each
+// station, the latency profiles, and the service's settings, with their
+// defaults (the lab's) and their validation. The server builds itself from
+// a Config; the experiment runner reads one to compute its bounds.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/latency"
+)
+
+// Names of the built-in profiles.
+const (
+	ProfileHealthy        = "healthy"
+	ProfileSlowEnrichment = "slow-enrichment"
+	ProfileSlowWrite      = "slow-write"
+)
+
+// Defaults of Config, as in the lab write-up the service plays.
+const (
+	DefaultListen            = api.DefaultAddress
+	DefaultEnrichmentWorkers = 256
+	DefaultRecordsWorkers    = 6
+	DefaultRecordsQueue      = 6
+	DefaultEnrichmentMedian  = 120 * time.Millisecond
+	DefaultEnrichmentSpread  = 0.3
+	DefaultWriteTime         = 30 * time.Millisecond
+	DefaultSlowEnrichMedian  = 1200 * time.Millisecond
+	DefaultSlowEnrichHangP   = 0.05
+	DefaultSlowEnrichHangFor = 8 * time.Second
+	DefaultSlowWriteTime     = 150 * time.Millisecond
+	DefaultShutdownTimeout   = 30 * time.Second
+	DefaultSeed              = 1
+	DefaultTimeScale         = 1.0
+	// DefaultRequestLogCap bounds the per-request log; more requests are
+	// counted as dropped.
+	DefaultRequestLogCap = 100_000
+	DefaultRejectStatus  = http.StatusServiceUnavailable
+	// UnboundedQueue as a Station's Queue means no limit.
+	UnboundedQueue = -1
+
+	maxConfigBytes             = 1 << 20
+	adminTokenNonLoopbackError = "admin_token: required when listen address %q is not loopback (set --admin-token)"
+)
+
+// Station is the shape of one station: N workers in front of a FIFO queue
+// of at most Queue waiting requests.
+type Station struct {
+	// Workers is how many requests are served at once (≥ 1).
+	Workers int `yaml:"workers" json:"workers"`
+	// Queue is how many requests may wait for a worker; UnboundedQueue (-1)
+	// means no limit, 0 means a request that finds every worker busy is
+	// refused.
+	Queue int `yaml:"queue" json:"queue"`
+	// RejectStatus is the HTTP status of a refusal: 503 or 429.
+	RejectStatus int `yaml:"reject_status" json:"reject_status"`
+	// CancelOnDisconnect drops a request's work when its client goes away.
+	// Off by default: like the systems the source documents model, the
+	// server does not know the client gave up and does the work anyway.
+	CancelOnDisconnect bool `yaml:"cancel_on_disconnect" json:"cancel_on_disconnect"`
+	// TieWindow makes events closer than this count as simultaneous, in the
+	// models' order: a request arriving to a full station while a service is
+	// planned to complete within the window waits for that completion
+	// first. 0 (the default) turns it off. loadlab load sets it to a tenth
+	// of a model second so that a real run can follow the model's
+	// one-second steps.
+	TieWindow time.Duration `yaml:"tie_window,omitempty" json:"tie_window,omitempty"`
+}
+
+// Validate reports the first invalid field, named relative to the station.
+func (c Station) Validate() error {
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("workers: %d must be ≥ 1", c.Workers)
+	case c.Queue < UnboundedQueue:
+		return fmt.Errorf("queue: %d must be ≥ 0, or -1 for unbounded", c.Queue)
+	case !api.Rejected(c.RejectStatus):
+		return fmt.Errorf("reject_status: %d must be 503 or 429", c.RejectStatus)
+	case c.TieWindow < 0:
+		return fmt.Errorf("tie_window: %v must be ≥ 0", c.TieWindow)
+	}
+	return nil
+}
+
+// Profile gives each station's service-time distribution.
+type Profile struct {
+	Enrichment latency.Spec `yaml:"enrichment" json:"enrichment"`
+	Records    latency.Spec `yaml:"records" json:"records"`
+}
+
+// Build returns the profile's two distributions, or an error naming the
+// bad field.
+func (p Profile) Build() (enrichment, records latency.Distribution, err error) {
+	if enrichment, err = p.Enrichment.Build(); err != nil {
+		return nil, nil, fmt.Errorf("enrichment.%w", err)
+	}
+	if records, err = p.Records.Build(); err != nil {
+		return nil, nil, fmt.Errorf("records.%w", err)
+	}
+	return enrichment, records, nil
+}
+
+// Config is everything the mock service needs. The zero value is not valid:
+// start from Default.
+type Config struct {
+	Listen          string             `yaml:"listen" json:"listen"`
+	Profile         string             `yaml:"profile" json:"profile"`
+	AdminToken      string             `yaml:"admin_token" json:"-"`
+	Seed            uint32             `yaml:"seed" json:"seed"`
+	TimeScale       float64            `yaml:"time_scale" json:"time_scale"`
+	ShutdownTimeout time.Duration      `yaml:"shutdown_timeout" json:"shutdown_timeout"`
+	Enrichment      Station            `yaml:"enrichment" json:"enrichment"`
+	Records         Station            `yaml:"records" json:"records"`
+	Profiles        map[string]Profile `yaml:"profiles" json:"profiles"`
+	// RequestLogCap bounds the per-request log (requests that carry an
+	// X-Request-Id header) kept since the last reset; 0 turns it off.
+	RequestLogCap int `yaml:"request_log_cap" json:"request_log_cap"`
+}
+
+// Default returns the lab's service: enrichment with 256 workers and an
+// unbounded queue; records with 6 workers, 6 queue slots and 503 beyond; the
+// profiles healthy, slow-enrichment and slow-write.
+func Default() Config {
+	healthyEnrich := latency.Spec{Kind: "lognormal", Median: DefaultEnrichmentMedian, Spread: DefaultEnrichmentSpread}
+	slowEnrich := latency.Spec{Kind: "lognormal", Median: DefaultSlowEnrichMedian, Spread: DefaultEnrichmentSpread,
+		HangProbability: DefaultSlowEnrichHangP, HangDuration: DefaultSlowEnrichHangFor}
+	write := latency.Spec{Kind: "fixed", Value: DefaultWriteTime}
+	slowWrite := latency.Spec{Kind: "fixed", Value: DefaultSlowWriteTime}
+	return Config{
+		Listen:          DefaultListen,
+		Profile:         ProfileHealthy,
+		RequestLogCap:   DefaultRequestLogCap,
+		Seed:            DefaultSeed,
+		TimeScale:       DefaultTimeScale,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		Enrichment:      Station{Workers: DefaultEnrichmentWorkers, Queue: UnboundedQueue, RejectStatus: DefaultRejectStatus},
+		Records:         Station{Workers: DefaultRecordsWorkers, Queue: DefaultRecordsQueue, RejectStatus: DefaultRejectStatus},
+		Profiles: map[string]Profile{
+			ProfileHealthy:        {Enrichment: healthyEnrich, Records: write},
+			ProfileSlowEnrichment: {Enrichment: slowEnrich, Records: write},
+			ProfileSlowWrite:      {Enrichment: healthyEnrich, Records: slowWrite},
+		},
+	}
+}
+
+// Endpoint returns a service whose enrichment station (POST /enrich) is one
+// endpoint of the given shape, with a fixed service time, at the given
+// time scale, on a loopback port of the system's choosing: the admission
+// model's endpoint. Its only profile is "endpoint".
+func Endpoint(st Station, service time.Duration, scale float64) Config {
+	cfg := Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.TimeScale = scale
+	cfg.Enrichment = st
+	const profile = "endpoint"
+	cfg.Profiles = map[string]Profile{profile: {
+		Enrichment: latency.Spec{Kind: "fixed", Value: service},
+		Records:    cfg.Profiles[ProfileHealthy].Records,
+	}}
+	cfg.Profile = profile
+	return cfg
+}
+
+// Station returns the shape of the station called name (api.Enrichment or
+// api.Records).
+func (c Config) Station(name string) (Station, bool) {
+	switch name {
+	case api.Enrichment:
+		return c.Enrichment, true
+	case api.Records:
+		return c.Records, true
+	}
+	return Station{}, false
+}
+
+// LoadFile reads YAML from path over c: keys present in the file replace
+// c's values (a profile named in the file replaces that profile whole);
+// unknown keys are errors.
+func LoadFile(path string, c *Config) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	if len(data) > maxConfigBytes {
+		return fmt.Errorf("config %s: larger than %d bytes", path, maxConfigBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// ProfileNames returns the configured profile names, sorted.
+func (c Config) ProfileNames() []string {
+	names := make([]string, 0, len(c.Profiles))
+	for n := range c.Profiles {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Validate reports the first invalid field by its YAML path.
+func (c Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not host:port: %v", c.Listen, err)
+	}
+	if c.AdminToken == "" && !isLoopback(c.Listen) {
+		return fmt.Errorf(adminTokenNonLoopbackError, c.Listen)
+	}
+	if err := api.CheckTimeScale(c.TimeScale); err != nil {
+		return fmt.Errorf("time_scale: %w", err)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fmt.Errorf("shutdown_timeout: %v must be > 0", c.ShutdownTimeout)
+	}
+	if c.RequestLogCap < 0 {
+		return fmt.Errorf("request_log_cap: %d must be ≥ 0", c.RequestLogCap)
+	}
+	if err := c.Enrichment.Validate(); err != nil {
+		return fmt.Errorf("enrichment.%w", err)
+	}
+	if err := c.Records.Validate(); err != nil {
+		return fmt.Errorf("records.%w", err)
+	}
+	if len(c.Profiles) == 0 {
+		return errors.New("profiles: at least one is needed")
+	}
+	for _, name := range c.ProfileNames() {
+		if name == "" || strings.ContainsAny(name, " \t\n\"") {
+			return fmt.Errorf("profiles: name %q must be non-empty, without spaces or quotes", name)
+		}
+		if _, _, err := c.Profiles[name].Build(); err != nil {
+			return fmt.Errorf("profiles.%s.%w", name, err)
+		}
+	}
+	if _, ok := c.Profiles[c.Profile]; !ok {
+		return fmt.Errorf("profile: %q is not one of %s", c.Profile, strings.Join(c.ProfileNames(), ", "))
+	}
+	return nil
+}
+
+// isLoopback reports whether a listen address binds only loopback.
+// An empty host ("":8080) binds every interface and is not loopback.
+func isLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// YAML returns c as a YAML document that LoadFile reads back; the admin
+// token is left out.
+func (c Config) YAML() ([]byte, error) {
+	c.AdminToken = ""
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,192 @@
+package mockservice
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// Handler returns the service's routes.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+api.PathEnrich, s.handleEnrich)
+	mux.HandleFunc("POST "+api.PathRecords, s.handleRecords)
+	mux.HandleFunc("GET "+api.PathHealthz, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Handle("GET "+api.PathMetrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
+	mux.Handle("GET "+api.PathAdminProfile, s.admin(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		p := s.profile
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"profile": p, "profiles": s.cfg.ProfileNames()})
+	}))
+	mux.Handle("PUT "+api.PathAdminProfile, s.admin(s.handleSetProfile))
+	mux.Handle("POST "+api.PathAdminReset, s.admin(func(w http.ResponseWriter, r *http.Request) {
+		s.Reset()
+		writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	}))
+	mux.Handle("GET "+api.PathAdminStats, s.admin(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Stats())
+	}))
+	mux.Handle("GET "+api.PathAdminRequests, s.admin(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.log.Snapshot())
+	}))
+	return mux
+}
+
+func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
+	defer s.enrichment.Open()()
+	if !validRequestID(w, r) {
+		return
+	}
+	var req api.EnrichRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.RecordID == "" {
+		writeError(w, http.StatusBadRequest, "record_id: missing")
+		return
+	}
+	if req.Step < 1 {
+		writeError(w, http.StatusBadRequest, "step: missing or below 1")
+		return
+	}
+	res := s.enrichment.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
+	if answeredUnserved(w, s.cfg.Enrichment, res) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"record_id": req.RecordID, "step": req.Step,
+		"value": fmt.Sprintf("enriched:%s:%d", req.RecordID, req.Step)})
+}
+
+func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
+	defer s.records.Open()()
+	if !validRequestID(w, r) {
+		return
+	}
+	var req api.WriteRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.ID == "" {
+		writeError(w, http.StatusBadRequest, "id: missing")
+		return
+	}
+	if req.Complete == nil {
+		writeError(w, http.StatusBadRequest, "complete: missing")
+		return
+	}
+	res := s.records.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
+	if answeredUnserved(w, s.cfg.Records, res) {
+		return
+	}
+	if s.store(req.ID, *req.Complete) {
+		writeJSON(w, http.StatusCreated, map[string]any{"id": req.ID, "stored": true})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID, "stored": false, "duplicate": true})
+}
+
+func validRequestID(w http.ResponseWriter, r *http.Request) bool {
+	if len(r.Header.Get(api.HeaderRequestID)) > api.MaxRequestIDBytes {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: longer than %d bytes", api.HeaderRequestID, api.MaxRequestIDBytes))
+		return false
+	}
+	return true
+}
+
+// answeredUnserved sets the timing headers and, for a request that was not
+// served (refused, or cancelled because its client left), writes the
+// answer; it reports whether it did, so that the caller answers only served
+// requests.
+func answeredUnserved(w http.ResponseWriter, cfg config.Station, res Result) bool {
+	w.Header().Set(api.HeaderQueueWait, strconv.FormatFloat(float64(res.QueueWait)/1e6, 'f', 3, 64))
+	w.Header().Set(api.HeaderService, strconv.FormatFloat(float64(res.Service)/1e6, 'f', 3, 64))
+	switch res.Outcome {
+	case api.OutcomeRejected:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, cfg.RejectStatus, "queue full")
+		return true
+	case api.OutcomeCancelled:
+		// The client is gone; this answer is for the log, if anyone.
+		writeError(w, api.StatusClientLeft, "cancelled: client left")
+		return true
+	}
+	return false
+}
+
+func (s *Service) handleSetProfile(w http.ResponseWriter, r *http.Request) {
+	var req api.ProfileRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.SetProfile(req.Profile); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"profile": req.Profile})
+}
+
+// admin guards a route with the bearer token, when one is configured.
+func (s *Service) admin(h http.HandlerFunc) http.Handler {
+	if s.cfg.AdminToken == "" {
+		return h
+	}
+	want := []byte(api.BearerPrefix + s.cfg.AdminToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="loadlab-mock-admin"`)
+			writeError(w, http.StatusUnauthorized, "admin route needs Authorization: Bearer <token>")
+			return
+		}
+		h(w, r)
+	})
+}
+
+// decode reads one JSON object of at most api.MaxBodyBytes into v, answering
+// 413 or 400 itself when it cannot.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body := http.MaxBytesReader(w, r.Body, api.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(v)
+	if err == nil {
+		// Exactly one value: trailing data is malformed input.
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("unexpected data after the JSON object")
+			if terr != nil {
+				err = terr
+			}
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", api.MaxBodyBytes))
+		return false
+	}
+	writeError(w, http.StatusBadRequest, "malformed JSON: "+err.Error())
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

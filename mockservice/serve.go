@@ -1,0 +1,77 @@
+package mockservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// Timeouts of the HTTP server.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+)
+
+// ErrForcedShutdown is returned by Serve when in-flight work did not finish
+// within the shutdown timeout and connections were closed under it.
+var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with requests in flight")
+
+// Serve answers HTTP on ln until ctx is done, then stops accepting and lets
+// requests in flight finish within the configured shutdown timeout. It
+// returns nil after a clean shutdown, ErrForcedShutdown if the timeout cut
+// requests short, or the server's error.
+func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("mockservice: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return ErrForcedShutdown
+		}
+		return fmt.Errorf("mockservice: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Start serves a new service for cfg on cfg.Listen (e.g. 127.0.0.1:0) in
+// the background. It returns the service, its base URL, and stop, which
+// shuts it down as SIGTERM would and returns Serve's result.
+func Start(cfg config.Config) (svc *Service, baseURL string, stop func() error, err error) {
+	if svc, err = New(cfg); err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("mockservice: listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, ln) }()
+	var once sync.Once
+	var result error
+	stop = func() error {
+		once.Do(func() { cancel(); result = <-done })
+		return result
+	}
+	return svc, "http://" + ln.Addr().String(), stop, nil
+}
