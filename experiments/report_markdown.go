@@ -1,0 +1,52 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report: the comparison tables in the shape of the
+// lab's, the per-cell details with the Little's-law bound, and the verdicts.
+func WriteMarkdown(w io.Writer, r *Results) {
+	rep := newReport(r)
+	fmt.Fprintf(w, "# %s\n\n%s\n\n%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
+		rep.Title, rep.Setup, rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
+	fmt.Fprintf(w, "## Accepted records per second\n\n%s\n\n", acceptedIntro)
+	for _, t := range rep.Accepted {
+		fmt.Fprintf(w, "**%s**\n\n", t.Caption)
+		markdownTable(w, t.Head, t.Rows)
+	}
+	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
+	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
+	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", verdictsIntro)
+	var rows [][]string
+	for _, v := range rep.Verdicts {
+		rows = append(rows, []string{v.ID, "**" + v.Verdict + "**", v.Claim, v.Test, strings.Join(v.Measured, "<br>"), v.Note})
+	}
+	markdownTable(w, []string{"id", "verdict", "claim", "test", "measured: median [min, max]", "note"}, rows)
+	fmt.Fprintln(w, rep.Counts)
+	if len(rep.Failures) > 0 {
+		fmt.Fprintf(w, "\n## Failed runs\n\n")
+		for _, f := range rep.Failures {
+			fmt.Fprintf(w, "- %s\n", f)
+		}
+	}
+}
+
+func markdownTable(w io.Writer, head []string, rows [][]string) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	fmt.Fprintf(w, "| %s |\n|", strings.Join(head, " | "))
+	for range head {
+		fmt.Fprint(w, " --- |")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i := range r {
+			cells[i] = esc(r[i])
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,53 @@
+package experiments
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The Markdown report of the committed first results is what was committed
+// with them: rendering moved, the report did not change.
+func TestMarkdownOfTheCommittedResults(t *testing.T) {
+	res, err := ReadResults("results/replication-first/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("results/replication-first/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	WriteMarkdown(&got, res)
+	if got.String() != string(want) {
+		t.Errorf("report.md differs from the committed one:\n%s", got.String())
+	}
+}
+
+// The HTML report is rendered from the results by html/template: text from
+// the files is escaped, the verdict carries its class, every table is there.
+func TestHTMLEscapesAndMarksVerdicts(t *testing.T) {
+	res, err := ReadResults("results/replication-first/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Verdicts[0].Claim = `C4 <script>alert("x")</script> & more`
+	var page bytes.Buffer
+	if err := WriteHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	s := page.String()
+	if strings.Contains(s, "<script>") || !strings.Contains(s, "&lt;script&gt;") {
+		t.Error("a claim's markup was not escaped")
+	}
+	if n := strings.Count(s, `<td class="refuted">refuted</td>`); n != 1 {
+		t.Errorf("%d refuted verdict cells, want 1 (H10)", n)
+	}
+	if n := strings.Count(s, "<table>"); n != len(res.Experiment.CPUs)+2 {
+		t.Errorf("%d tables, want one per CPU setting, the cells and the verdicts", n)
+	}
+	if n := strings.Count(s, "<svg"); n < 8 {
+		t.Errorf("%d charts", n)
+	}
+}
