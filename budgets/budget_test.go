@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,117 +36,135 @@ func block(release <-chan struct{}) Call {
 	}
 }
 
+// Timing here is the subject, so it runs in a synctest bubble: fake time,
+// exact durations, no margins.
+
 func TestClassOfEveryCall(t *testing.T) {
-	m, _ := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, PermitTimeout: 50 * time.Millisecond, CallTimeout: 50 * time.Millisecond}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	tests := []struct {
-		name string
-		call Call
-		want Class
-	}{
-		{"200", status(200), OK},
-		{"201", status(201), OK},
-		{"503", status(503), Rejected},
-		{"429", status(429), Rejected},
-		{"500", status(500), Error},
-		{"404", status(404), Error},
-		{"transport error", func(context.Context) (int, error) { return 0, errors.New("connection refused") }, Error},
-		{"slower than the call timeout", block(nil), CallTimeout},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := b.Do(ctx, "dep", tt.call); got.Class != tt.want {
-				t.Errorf("class %s (%v), want %s", got.Class, got.Err, tt.want)
-			}
-		})
-	}
-	got := m.Snapshot()["dep"].Calls
-	want := map[Class]int{OK: 2, Rejected: 2, Error: 3, CallTimeout: 1, PermitTimeout: 0}
-	for c, n := range want {
-		if got[c] != n {
-			t.Errorf("%s counted %d, want %d", c, got[c], n)
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		b, err := New("b", Config{Limit: 1, PermitTimeout: 50 * time.Millisecond, CallTimeout: 50 * time.Millisecond}, m)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if v := testutil.ToFloat64(m.calls.WithLabelValues("dep", "error")); v != 3 {
-		t.Errorf("calls_total{class=error} %v, want 3", v)
-	}
+		ctx := context.Background()
+		tests := []struct {
+			name string
+			call Call
+			want Class
+		}{
+			{"200", status(200), OK},
+			{"201", status(201), OK},
+			{"503", status(503), Rejected},
+			{"429", status(429), Rejected},
+			{"500", status(500), Error},
+			{"404", status(404), Error},
+			{"transport error", func(context.Context) (int, error) { return 0, errors.New("connection refused") }, Error},
+			{"slower than the call timeout", block(nil), CallTimeout},
+		}
+		for _, tt := range tests {
+			if got := b.Do(ctx, "dep", tt.call); got.Class != tt.want {
+				t.Errorf("%s: class %s (%v), want %s", tt.name, got.Class, got.Err, tt.want)
+			}
+		}
+		got := m.Snapshot()["dep"].Calls
+		want := map[Class]int{OK: 2, Rejected: 2, Error: 3, CallTimeout: 1, PermitTimeout: 0}
+		for c, n := range want {
+			if got[c] != n {
+				t.Errorf("%s counted %d, want %d", c, got[c], n)
+			}
+		}
+		if v := testutil.ToFloat64(m.calls.WithLabelValues("dep", "error")); v != 3 {
+			t.Errorf("calls_total{class=error} %v, want 3", v)
+		}
+	})
 }
 
-// Real time, short deadlines: a held permit makes the next caller time out
-// waiting for one, and that call is never made.
+// A held permit makes the next caller time out waiting for one after
+// exactly the permit timeout, and that call is never made.
 func TestPermitTimeoutIsNotACallTimeout(t *testing.T) {
-	m, _ := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, PermitTimeout: 30 * time.Millisecond, CallTimeout: time.Second}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := make(chan struct{})
-	held := make(chan Result)
-	go func() { held <- b.Do(context.Background(), "dep", block(release)) }()
-	waitUntil(t, func() bool { return m.Snapshot()["dep"].PeakInFlight == 1 })
-	called := false
-	res := b.Do(context.Background(), "dep", func(context.Context) (int, error) { called = true; return 200, nil })
-	if res.Class != PermitTimeout || called || res.PermitWait < 30*time.Millisecond {
-		t.Errorf("second call: class %s, called %v, waited %v; want permit_timeout, not called, ≥ 30ms", res.Class, called, res.PermitWait)
-	}
-	close(release)
-	if r := <-held; r.Class != OK {
-		t.Errorf("first call: %s, want ok", r.Class)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		b, err := New("b", Config{Limit: 1, PermitTimeout: 30 * time.Millisecond, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		held := make(chan Result)
+		go func() { held <- b.Do(context.Background(), "dep", block(release)) }()
+		synctest.Wait()
+		if m.InFlight("dep") != 1 {
+			t.Fatal("the first call does not hold the permit")
+		}
+		called := false
+		res := b.Do(context.Background(), "dep", func(context.Context) (int, error) { called = true; return 200, nil })
+		if res.Class != PermitTimeout || called || res.PermitWait != 30*time.Millisecond || res.Latency != 0 {
+			t.Errorf("second call: class %s, called %v, waited %v, latency %v; want permit_timeout after exactly 30ms, never called",
+				res.Class, called, res.PermitWait, res.Latency)
+		}
+		close(release)
+		if r := <-held; r.Class != OK {
+			t.Errorf("first call: %s, want ok", r.Class)
+		}
+	})
 }
 
 // The call timeout starts when the permit is held: waiting 80 ms for a
 // permit does not eat into a 150 ms call timeout for a 100 ms call.
 func TestCallTimeoutStartsAfterThePermit(t *testing.T) {
-	m, _ := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: 150 * time.Millisecond}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sleep := func(d time.Duration) Call {
-		return func(ctx context.Context) (int, error) {
-			select {
-			case <-time.After(d):
-				return 200, nil
-			case <-ctx.Done():
-				return 0, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: 150 * time.Millisecond}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sleep := func(d time.Duration) Call {
+			return func(ctx context.Context) (int, error) {
+				select {
+				case <-time.After(d):
+					return 200, nil
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
 			}
 		}
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { b.Do(context.Background(), "dep", sleep(80*time.Millisecond)) })
-	waitUntil(t, func() bool { return m.Snapshot()["dep"].PeakInFlight == 1 })
-	res := b.Do(context.Background(), "dep", sleep(100*time.Millisecond))
-	wg.Wait()
-	if res.Class != OK || res.PermitWait < 50*time.Millisecond {
-		t.Errorf("class %s after waiting %v for the permit; want ok after a real wait", res.Class, res.PermitWait)
-	}
+		var wg sync.WaitGroup
+		wg.Go(func() { b.Do(context.Background(), "dep", sleep(80*time.Millisecond)) })
+		synctest.Wait()
+		res := b.Do(context.Background(), "dep", sleep(100*time.Millisecond))
+		wg.Wait()
+		if res.Class != OK || res.PermitWait != 80*time.Millisecond || res.Latency != 100*time.Millisecond {
+			t.Errorf("class %s after waiting %v for the permit, call %v; want ok after 80 ms, a 100 ms call",
+				res.Class, res.PermitWait, res.Latency)
+		}
+	})
 }
 
 func TestLimitCapsCallsInFlight(t *testing.T) {
-	m, reg := newMetrics(t)
-	b, err := New("b", Config{Limit: 3, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range 12 {
-		wg.Go(func() {
-			b.Do(context.Background(), "dep", func(context.Context) (int, error) {
-				time.Sleep(10 * time.Millisecond)
-				return 200, nil
+	synctest.Test(t, func(t *testing.T) {
+		m, reg := newMetrics(t)
+		b, err := New("b", Config{Limit: 3, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 12 {
+			wg.Go(func() {
+				b.Do(context.Background(), "dep", func(context.Context) (int, error) {
+					time.Sleep(10 * time.Millisecond)
+					return 200, nil
+				})
 			})
-		})
-	}
-	wg.Wait()
-	if got := m.Snapshot()["dep"].PeakInFlight; got != 3 {
-		t.Errorf("peak in flight %d, want 3", got)
-	}
-	want := `
+		}
+		wg.Wait()
+		if got := m.Snapshot()["dep"].PeakInFlight; got != 3 {
+			t.Errorf("peak in flight %d, want 3", got)
+		}
+		// 12 calls of 10 ms, three at a time: four rounds.
+		if el := time.Since(start); el != 40*time.Millisecond {
+			t.Errorf("12 calls of 10 ms through 3 permits took %v, want 40 ms", el)
+		}
+		want := `
 # HELP loadlab_client_calls_in_flight_high_water Most calls in flight at once, per dependency, since the metrics were created.
 # TYPE loadlab_client_calls_in_flight_high_water gauge
 loadlab_client_calls_in_flight_high_water{dependency="dep"} 3
@@ -153,9 +172,27 @@ loadlab_client_calls_in_flight_high_water{dependency="dep"} 3
 # TYPE loadlab_client_calls_in_flight gauge
 loadlab_client_calls_in_flight{dependency="dep"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"loadlab_client_calls_in_flight_high_water", "loadlab_client_calls_in_flight"); err != nil {
-		t.Error(err)
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+			"loadlab_client_calls_in_flight_high_water", "loadlab_client_calls_in_flight"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// The budgets' metrics pass the metrics linter.
+func TestMetricsAreLintClean(t *testing.T) {
+	m, reg := newMetrics(t)
+	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Do(context.Background(), "dep", status(200))
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }
 
@@ -175,32 +212,35 @@ func TestSharedBudgetCountsPerDependency(t *testing.T) {
 }
 
 func TestRateLimitIsSeparateFromPermits(t *testing.T) {
-	m, _ := newMetrics(t)
-	// Plenty of permits, but 5 calls/s with a burst of 1: after the first
-	// call the next token is 200 ms away, beyond the 60 ms permit timeout.
-	b, err := New("b", Config{Limit: 100, Rate: 5, Burst: 1, PermitTimeout: 60 * time.Millisecond, CallTimeout: time.Second}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := b.Do(context.Background(), "dep", status(200))
-	second := b.Do(context.Background(), "dep", status(200))
-	if first.Class != OK || second.Class != PermitTimeout {
-		t.Errorf("classes %s, %s; want ok, then permit_timeout from the rate limit", first.Class, second.Class)
-	}
-	// With a token in reach, the caller waits for it.
-	b2, err := New("b2", Config{Limit: 100, Rate: 20, Burst: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	for range 3 {
-		if c := b2.Do(context.Background(), "dep2", status(200)).Class; c != OK {
-			t.Errorf("class %s, want ok", c)
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		// Plenty of permits, but 5 calls/s with a burst of 1: after the first
+		// call the next token is 200 ms away, beyond the 60 ms permit timeout.
+		b, err := New("b", Config{Limit: 100, Rate: 5, Burst: 1, PermitTimeout: 60 * time.Millisecond, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if el := time.Since(start); el < 90*time.Millisecond {
-		t.Errorf("3 calls at 20/s took %v, want ≥ 100 ms", el)
-	}
+		first := b.Do(context.Background(), "dep", status(200))
+		second := b.Do(context.Background(), "dep", status(200))
+		if first.Class != OK || second.Class != PermitTimeout {
+			t.Errorf("classes %s, %s; want ok, then permit_timeout from the rate limit", first.Class, second.Class)
+		}
+		// With a token in reach, the caller waits for it: 20/s is a token
+		// every 50 ms.
+		b2, err := New("b2", Config{Limit: 100, Rate: 20, Burst: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for range 3 {
+			if c := b2.Do(context.Background(), "dep2", status(200)).Class; c != OK {
+				t.Errorf("class %s, want ok", c)
+			}
+		}
+		if el := time.Since(start); el != 100*time.Millisecond {
+			t.Errorf("3 calls at 20/s took %v, want 100 ms", el)
+		}
+	})
 }
 
 func TestCallerCancellationIsAnError(t *testing.T) {
@@ -246,16 +286,5 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 	}
 	if _, err := Unlimited("u", 0, m); err == nil {
 		t.Error("Unlimited accepted a zero call timeout")
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -225,4 +228,30 @@ func TestCellBound(t *testing.T) {
 	if b.Limit != "enrichment" || math.Abs(b.Bound-want)/want > 0.02 {
 		t.Errorf("healthy C4: %+v; want enrichment bound ≈ %.1f", b, want)
 	}
+}
+
+// The runner's metrics count runs by cell and status and pass the linter.
+func TestRunnerMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewRunnerMetrics(reg)
+	c := Cell{"C4", "slow-write", "cpus-1"}
+	m.observe(RunRecord{Cell: c, Metrics: map[string]float64{"accepted_per_second": 35, "write_rejections": 0}})
+	m.observe(RunRecord{Cell: c, Failed: "crashed"})
+	want := `
+# HELP loadlab_experiment_runs_total Client runs finished, by cell and status (ok or failed).
+# TYPE loadlab_experiment_runs_total counter
+loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="failed",strategy="C4"} 1
+loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="ok",strategy="C4"} 1
+# HELP loadlab_experiment_last_accepted_per_lab_second Accepted records per lab second of the cell's last run.
+# TYPE loadlab_experiment_last_accepted_per_lab_second gauge
+loadlab_experiment_last_accepted_per_lab_second{cpu="cpus-1",scenario="slow-write",strategy="C4"} 35
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadlab_experiment_runs_total", "loadlab_experiment_last_accepted_per_lab_second"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+	var none *RunnerMetrics
+	none.observe(RunRecord{Cell: c}) // a nil RunnerMetrics records nothing
 }

@@ -77,7 +77,8 @@ func New(cfg config.Config) (*Service, error) {
 	s.enrichment.observe, s.records.observe = observe, observe
 	if cfg.RequestLogCap > 0 {
 		s.log = NewRequestLog(cfg.RequestLogCap)
-		s.enrichment.log, s.records.log = s.log, s.log
+		s.enrichment.SetRequestLog(s.log)
+		s.records.SetRequestLog(s.log)
 	}
 	s.initHistograms()
 

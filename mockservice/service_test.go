@@ -165,30 +165,6 @@ func oneWorker(d time.Duration, cancel bool) config.Config {
 	return cfg
 }
 
-func TestQueueIsFIFO(t *testing.T) {
-	url, _ := startService(t, oneWorker(40*time.Millisecond, false))
-	client := &http.Client{Timeout: 10 * time.Second}
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	for i := range 6 {
-		wg.Go(func() {
-			r := post(client, url+"/records", writeBody(fmt.Sprint("f", i)))
-			if r.err != nil || r.status != http.StatusCreated {
-				t.Errorf("request %d: %v %d", i, r.err, r.status)
-			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-		})
-		time.Sleep(15 * time.Millisecond) // arrival order 0, 1, 2, ...
-	}
-	wg.Wait()
-	if want := []int{0, 1, 2, 3, 4, 5}; !slices.Equal(order, want) {
-		t.Errorf("completion order %v, want %v", order, want)
-	}
-}
-
 func requests(svc *mockservice.Service, out api.Outcome) float64 {
 	return svc.Stats().Stations[api.Records].Requests[out]
 }
@@ -488,25 +464,6 @@ func TestScrapeMatchesStats(t *testing.T) {
 	}
 }
 
-// A request arriving at a full station just before a planned completion is
-// rejected without a tie window and admitted with one.
-func TestTieWindow(t *testing.T) {
-	for _, tt := range []struct {
-		window time.Duration
-		want   int
-	}{{0, http.StatusServiceUnavailable}, {30 * time.Millisecond, http.StatusCreated}} {
-		cfg := oneWorker(100*time.Millisecond, false)
-		cfg.Records.Queue, cfg.Records.TieWindow = 0, tt.window
-		url, svc := startService(t, cfg)
-		go post(http.DefaultClient, url+"/records", writeBody("a"))
-		waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
-		time.Sleep(85 * time.Millisecond) // within 30 ms of the planned end
-		if r := post(http.DefaultClient, url+"/records", writeBody("b")); r.status != tt.want {
-			t.Errorf("tie window %v: status %d, want %d", tt.window, r.status, tt.want)
-		}
-	}
-}
-
 // Back-to-back service on one worker does not accumulate timer slack: by
 // the server's own log, the twentieth queued request finishes twenty
 // planned service times after the first started, give or take one timer's
@@ -548,7 +505,7 @@ func TestRequestLog(t *testing.T) {
 	cfg := oneWorker(30*time.Millisecond, false)
 	cfg.Records.Queue = 0
 	cfg.AdminToken = "tok"
-	url, _ := startService(t, cfg)
+	url, svc := startService(t, cfg)
 	send := func(id string) {
 		req, _ := http.NewRequest("POST", url+"/records", strings.NewReader(writeBody(id)))
 		req.Header.Set(api.HeaderRequestID, id)
@@ -559,7 +516,7 @@ func TestRequestLog(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { send("first") })
-	time.Sleep(10 * time.Millisecond)
+	waitFor(t, "first write in service", func() bool { return svc.Stats().Stations[api.Records].Busy == 1 })
 	send("refused") // one worker, no queue
 	wg.Wait()
 	send("") // not logged

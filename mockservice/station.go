@@ -76,6 +76,10 @@ func NewStation(name string, cfg config.Station, dist latency.Distribution, seed
 // Name returns the station's name.
 func (s *Station) Name() string { return s.name }
 
+// SetRequestLog makes the station record every request that carries an id
+// in l (nil: none). Call it before the first request.
+func (s *Station) SetRequestLog(l *RequestLog) { s.log = l }
+
 // SetDistribution switches the service-time distribution for requests that
 // start service from now on.
 func (s *Station) SetDistribution(d latency.Distribution) {

@@ -3,6 +3,7 @@ package cpulimit
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,34 @@ func TestCgroupQuota(t *testing.T) {
 				t.Errorf("got %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+func TestQuotaForPeople(t *testing.T) {
+	one := 1.0
+	if got := (Runtime{CPUQuota: &one, QuotaSource: "cgroup v1 /x"}).Quota(); got != "1 CPUs (cgroup v1 /x)" {
+		t.Errorf("got %q", got)
+	}
+	if got := (Runtime{}).Quota(); got != "none" {
+		t.Errorf("no quota: got %q", got)
+	}
+}
+
+// An inherited setting imposes nothing; a cpuset is an affinity to that
+// many of the CPUs this process may use, and asking for more than exist
+// is an error naming both counts.
+func TestPrepare(t *testing.T) {
+	l, err := Prepare(Setting{Inherit: true}, "t")
+	if err != nil || len(l.Env) != 0 || !strings.HasPrefix(l.Mechanism, "inherited") {
+		t.Errorf("inherit: %+v, %v", l, err)
+	}
+	l.Cleanup()
+	l, err = Prepare(Setting{Cpuset: 1}, "t")
+	if err != nil || len(l.Env) != 1 || !strings.HasPrefix(l.Env[0], envAffinity+"=") || !strings.HasPrefix(l.Mechanism, "affinity cpus ") {
+		t.Errorf("cpuset 1: %+v, %v", l, err)
+	}
+	l.Cleanup()
+	if _, err := Prepare(Setting{Cpuset: 4096}, "t"); err == nil || !strings.Contains(err.Error(), "cpuset 4096") {
+		t.Errorf("cpuset 4096: %v", err)
 	}
 }

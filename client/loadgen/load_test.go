@@ -108,6 +108,9 @@ loadlab_load_sent_total %d
 		"loadlab_load_scheduled_total", "loadlab_load_sent_total"); err != nil {
 		t.Error(err)
 	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
 	if res.Dropped == 0 || res.Requests+res.Dropped != res.Scheduled || res.Scheduled != 200 {
 		t.Errorf("scheduled %d = sent %d + dropped %d? want 200 scheduled and drops reported", res.Scheduled, res.Requests, res.Dropped)
 	}
@@ -202,5 +205,36 @@ func TestLoadUnreachable(t *testing.T) {
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1})
 	if !errors.Is(err, loadgen.ErrTargetUnreachable) {
 		t.Errorf("got %v, want ErrTargetUnreachable", err)
+	}
+}
+
+// Over any ramp the pacer gives Rate(t) arrivals in second t, in order,
+// whether the ramp ends inside the run or after it.
+func TestRampPacerMatchesTheRate(t *testing.T) {
+	for _, ch := range []func(*models.AdmissionScenario){
+		func(*models.AdmissionScenario) {},
+		func(s *models.AdmissionScenario) { s.RampEnd = 90 },
+		func(s *models.AdmissionScenario) { s.RampStart, s.RampEnd = 70, 80 },
+		func(s *models.AdmissionScenario) { s.BaseRate = 0 },
+		func(s *models.AdmissionScenario) { s.PeakRate, s.BaseRate = 0, 3 },
+	} {
+		sc := models.DefaultAdmissionScenario()
+		ch(&sc)
+		for _, mode := range []string{loadgen.ArrivalsStep, loadgen.ArrivalsUniform} {
+			per := make([]int, sc.Duration)
+			prev := time.Duration(-1)
+			for _, off := range schedule(loadgen.RampPacer{Scenario: sc, Mode: mode, Unit: time.Second}) {
+				if off < prev {
+					t.Fatalf("%+v %s: arrival at %v after one at %v", sc, mode, off, prev)
+				}
+				prev = off
+				per[int(off/time.Second)]++
+			}
+			for s, n := range per {
+				if n != sc.Rate(s) {
+					t.Errorf("%+v %s: second %d has %d arrivals, rate %d", sc, mode, s, n, sc.Rate(s))
+				}
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/api"
 )
 
 // The test binary doubles as the command when LOADLAB_RUN_MAIN is set, so
@@ -83,7 +86,7 @@ func TestHelpExitsZero(t *testing.T) {
 // Real time: SIGTERM while a write is in service; the write completes and
 // the process exits 0.
 func TestSIGTERMDrainsThenExitsZero(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0", "--healthy-write-time", "400ms")
+	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0", "--healthy-write-time", "1s")
 	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -101,8 +104,10 @@ func TestSIGTERMDrainsThenExitsZero(t *testing.T) {
 	}
 	url := strings.Fields(strings.TrimPrefix(line, "mockservice listening on "))[0]
 	got := make(chan int, 1)
+	var replied time.Time
 	go func() {
 		resp, err := http.Post(url+"/records", "application/json", strings.NewReader(`{"id":"a","complete":true}`))
+		replied = time.Now()
 		if err != nil {
 			got <- -1
 			return
@@ -110,12 +115,28 @@ func TestSIGTERMDrainsThenExitsZero(t *testing.T) {
 		resp.Body.Close()
 		got <- resp.StatusCode
 	}()
-	time.Sleep(150 * time.Millisecond) // the write is in service
+	// SIGTERM once the write is in service, as the server's metrics say.
+	mock := api.Client{BaseURL: url}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := mock.Scrape(context.Background())
+		if err == nil && st.Stations[api.Records].Busy == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the write never went into service: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if code := <-got; code != http.StatusCreated {
 		t.Errorf("in-flight write got %d, want 201", code)
+	}
+	if !replied.After(signalled) {
+		t.Error("the write finished before SIGTERM: nothing was drained")
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v, want 0 (%s)", err, stderr.String())
