@@ -44,14 +44,17 @@ var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, Error}
 
 // Defaults for a Config.
 const (
+	// NoLimit as a Config's Limit: no concurrency limit (with a rate, the
+	// budget limits the rate alone; with neither, use Unlimited).
+	NoLimit              = 0
 	DefaultPermitTimeout = 10 * time.Second
 	DefaultCallTimeout   = 2 * time.Second
 )
 
-// Config is one budget's shape. Limit 0 means no concurrency limit (only for
-// Unlimited budgets: New requires ≥ 1).
+// Config is one budget's shape.
 type Config struct {
-	// Limit is how many calls may be in flight at once (≥ 1).
+	// Limit is how many calls may be in flight at once (≥ 1), or NoLimit
+	// for a budget that only limits the rate.
 	Limit int `json:"limit" yaml:"limit"`
 	// Rate caps calls started per second; 0 means no rate limit.
 	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
@@ -67,8 +70,8 @@ type Config struct {
 // Validate names the first bad field.
 func (c Config) Validate() error {
 	switch {
-	case c.Limit < 1:
-		return fmt.Errorf("limit: %d must be ≥ 1", c.Limit)
+	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0:
+		return fmt.Errorf("limit: %d must be ≥ 1 (or %d with a rate)", c.Limit, NoLimit)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate: %v must be ≥ 0 and finite", c.Rate)
 	case c.Burst < 0:
@@ -115,7 +118,10 @@ func New(name string, cfg Config, m *Metrics) (*Budget, error) {
 	if m == nil {
 		return nil, errors.New("budgets: " + name + ": nil metrics")
 	}
-	b := &Budget{name: name, cfg: cfg, sem: semaphore.NewWeighted(int64(cfg.Limit)), metrics: m}
+	b := &Budget{name: name, cfg: cfg, metrics: m}
+	if cfg.Limit != NoLimit {
+		b.sem = semaphore.NewWeighted(int64(cfg.Limit))
+	}
 	if cfg.Rate > 0 {
 		b.limiter = rate.NewLimiter(rate.Limit(cfg.Rate), max(cfg.Burst, 1))
 	}
@@ -138,7 +144,7 @@ func Unlimited(name string, callTimeout time.Duration, m *Metrics) (*Budget, err
 // Name returns the budget's name.
 func (b *Budget) Name() string { return b.name }
 
-// Config returns the budget's configuration (Limit 0 for Unlimited).
+// Config returns the budget's configuration (Limit NoLimit for Unlimited).
 func (b *Budget) Config() Config { return b.cfg }
 
 // Do waits for a permit (and rate token) for at most the permit timeout,

@@ -243,6 +243,28 @@ func TestRateLimitIsSeparateFromPermits(t *testing.T) {
 	})
 }
 
+// NoLimit with a rate limits the rate alone: calls in flight are not capped.
+func TestRateOnlyBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		b, err := New("b", Config{Limit: NoLimit, Rate: 1000, Burst: 10, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() { b.Do(context.Background(), "dep", block(release)) })
+		}
+		synctest.Wait()
+		if n := m.InFlight("dep"); n != 10 {
+			t.Errorf("%d calls in flight, want all 10", n)
+		}
+		close(release)
+		wg.Wait()
+	})
+}
+
 func TestCallerCancellationIsAnError(t *testing.T) {
 	m, _ := newMetrics(t)
 	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)

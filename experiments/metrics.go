@@ -33,11 +33,7 @@ func (m *RunnerMetrics) observe(r RunRecord) {
 	if m == nil {
 		return
 	}
-	status := "ok"
-	if r.Failed != "" {
-		status = "failed"
-	}
-	m.runs.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU, status).Inc()
+	m.runs.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU, r.Status()).Inc()
 	if r.Failed == "" {
 		m.accepted.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU).Set(r.Metrics["accepted_per_second"])
 		m.rejected.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU).Set(r.Metrics["write_rejections"])

@@ -27,6 +27,20 @@ type RunRecord struct {
 	Seconds float64         `json:"wall_seconds"`
 }
 
+// Run statuses.
+const (
+	RunOK     = "ok"
+	RunFailed = "failed"
+)
+
+// Status is RunOK, or RunFailed when the run produced no result.
+func (r RunRecord) Status() string {
+	if r.Failed != "" {
+		return RunFailed
+	}
+	return RunOK
+}
+
 // Results is everything an experiment produced: results.json.
 type Results struct {
 	Experiment       Spec          `json:"experiment"`

@@ -67,10 +67,10 @@ func WriteComparison(w io.Writer, model models.AdmissionResult, real Result) err
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%+d\t%+.1f%%\t\n", name, m, r, r-m, share)
 	}
 	row("requests", model.Requests, real.Requests)
-	row("on_time", model.OnTime, real.OnTime)
-	row("rejected", model.Rejected, real.Rejected)
-	row("too_late", model.TooLate, real.TooLate)
-	row("unfinished", model.Unfinished, real.Unfinished)
+	row(string(OnTime), model.OnTime, real.OnTime)
+	row(string(Rejected), model.Rejected, real.Rejected)
+	row(string(TooLate), model.TooLate, real.TooLate)
+	row(string(Unfinished), model.Unfinished, real.Unfinished)
 	if !real.ServerJoined {
 		fmt.Fprintf(tw, "timed_out (server outcome unknown)\t\t%d\t\t\t\n", real.TimedOut)
 	}

@@ -24,11 +24,8 @@ func buildBudgets(cfg Config, m *budgets.Metrics) (enrich, writes *budgets.Budge
 	s := cfg.Strategy
 	call, permit := cfg.scaled(cfg.CallTimeout), cfg.scaled(cfg.PermitTimeout)
 	one := func(name string, limit int, rate float64) (*budgets.Budget, error) {
-		if limit == 0 && rate == 0 {
+		if limit == budgets.NoLimit && rate == 0 {
 			return budgets.Unlimited(name, call, m)
-		}
-		if limit == 0 {
-			limit = int(^uint32(0) >> 1) // rate only: permits never bind
 		}
 		return budgets.New(name, budgets.Config{Limit: limit, Rate: rate / cfg.TimeScale, Burst: 1,
 			PermitTimeout: permit, CallTimeout: call}, m)

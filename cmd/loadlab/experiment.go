@@ -73,7 +73,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
 	}
-	ctx, reg, done, err := begin(*metricsAddr)
+	ctx, reg, done, err := begin(*metricsAddr, nil)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 			per := p.Elapsed / time.Duration(p.Done)
 			left = (per * time.Duration(p.Total-p.Done)).Round(time.Second).String()
 		}
-		status := "ok"
+		status := p.Last.Status()
 		if p.Last.Failed != "" {
 			status = "FAILED: " + p.Last.Failed
 		} else if m := p.Last.Metrics; m != nil {

@@ -50,10 +50,7 @@ func runLoad(args []string, stdout io.Writer) error {
 	if target == "" {
 		cfg.Target = "http://127.0.0.1:1/enrich" // placeholder, for validation only
 	}
-	if err := cfg.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	ctx, reg, done, err := begin(*metricsAddr)
+	ctx, reg, done, err := begin(*metricsAddr, cfg.Validate())
 	if err != nil {
 		return err
 	}

@@ -63,10 +63,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	if cfg.RunID == "" {
 		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
 	}
-	if err := cfg.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	ctx, reg, done, err := begin(*metricsAddr)
+	ctx, reg, done, err := begin(*metricsAddr, cfg.Validate())
 	if err != nil {
 		return err
 	}

@@ -14,10 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// begin returns the context of a command that SIGTERM or Ctrl-C cancels,
-// and the Registerer served on metricsAddr (nil when empty); done undoes
-// both.
-func begin(metricsAddr string) (context.Context, prometheus.Registerer, func(), error) {
+// begin starts a command whose configuration check gave check (an error is
+// bad input: exit 2): it returns the context that SIGTERM or Ctrl-C
+// cancels, and the Registerer served on metricsAddr (nil when empty); done
+// undoes both.
+func begin(metricsAddr string, check error) (context.Context, prometheus.Registerer, func(), error) {
+	if check != nil {
+		return nil, nil, nil, usageErr("%v", check)
+	}
 	reg, stopMetrics, err := serveMetrics(metricsAddr)
 	if err != nil {
 		return nil, nil, nil, err
