@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // requireTool finds a program of Debian's prometheus package; its absence
@@ -68,12 +68,7 @@ func TestRealPrometheusScrapesTheMock(t *testing.T) {
 	prom := requireTool(t, "prometheus")
 	cfg := config.Default()
 	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap
-	cfg.Listen = "127.0.0.1:0"
-	_, mockURL, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
+	mockURL := mocktest.Start(t, cfg).URL
 	mockAddr := strings.TrimPrefix(mockURL, "http://")
 
 	// deploy/prometheus.yml with its targets pointed at loopback.

@@ -70,10 +70,7 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 // The committed first results draw both of the lab's figures and one
 // timeline per strategy, each captioned or titled.
 func TestReportFiguresOfTheCommittedResults(t *testing.T) {
-	res, err := ReadResults("results/replication-first/results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := committedResults(t)
 	figs, err := figures(res)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -29,13 +30,8 @@ func buildLoadlab(t *testing.T) string {
 func startMock(t *testing.T, spec Spec) (string, *config.Config) {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Listen, cfg.Seed, cfg.TimeScale = "127.0.0.1:0", spec.Seed, spec.TimeScale
-	_, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
-	return url, &cfg
+	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
+	return mocktest.Start(t, cfg).URL, &cfg
 }
 
 // A tiny matrix end to end: 2 strategies × 1 scenario × 2 runs, 30 records,

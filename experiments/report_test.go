@@ -3,17 +3,33 @@ package experiments
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var committed = sync.OnceValues(func() (*Results, error) {
+	return ReadResults("results/replication-first/results.json")
+})
+
+// committedResults is the committed first results, read once (4 MB of
+// JSON); each test gets its own copy of the verdicts to change.
+func committedResults(t *testing.T) *Results {
+	t.Helper()
+	r, err := committed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *r
+	c.Verdicts = slices.Clone(r.Verdicts)
+	return &c
+}
 
 // The Markdown report of the committed first results is what was committed
 // with them: rendering moved, the report did not change.
 func TestMarkdownOfTheCommittedResults(t *testing.T) {
-	res, err := ReadResults("results/replication-first/results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := committedResults(t)
 	want, err := os.ReadFile("results/replication-first/report.md")
 	if err != nil {
 		t.Fatal(err)
@@ -28,10 +44,7 @@ func TestMarkdownOfTheCommittedResults(t *testing.T) {
 // The HTML report is rendered from the results by html/template: text from
 // the files is escaped, the verdict carries its class, every table is there.
 func TestHTMLEscapesAndMarksVerdicts(t *testing.T) {
-	res, err := ReadResults("results/replication-first/results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := committedResults(t)
 	res.Verdicts[0].Claim = `C4 <script>alert("x")</script> & more`
 	var page bytes.Buffer
 	if err := WriteHTML(&page, res); err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 
@@ -57,13 +59,7 @@ func serveBare(b *testing.B) string {
 
 func serveMock(b *testing.B, cfg config.Config) string {
 	b.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	_, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = stop() })
-	return url
+	return mocktest.Start(b, cfg).URL
 }
 
 const enrichBody = `{"record_id":"r1","step":1}`

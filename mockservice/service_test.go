@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 
@@ -30,16 +32,13 @@ import (
 // startService runs the real service on a loopback port until the test ends.
 func startService(t *testing.T, cfg config.Config) (string, *mockservice.Service) {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	svc, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mocktest.Start(t, cfg)
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
+		if err := m.Stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
+	url, svc := m.URL, m.Service
 	return url, svc
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -18,13 +20,8 @@ type mock struct {
 // startMock runs the real mock service on loopback until the test ends.
 func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	svc, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
-	return &mock{url: url, svc: svc}
+	m := mocktest.Start(t, cfg)
+	return &mock{url: m.URL, svc: m.Service}
 }
 
 // endpoint is the admission scenario's endpoint, as loadlab load starts it:

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/records"
@@ -48,13 +50,8 @@ type mock struct {
 // startMock runs the real mock service on loopback until the test ends.
 func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	svc, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
-	return &mock{url: url, svc: svc, stop: stop, admin: api.Client{BaseURL: url}}
+	m := mocktest.Start(t, cfg)
+	return &mock{url: m.URL, svc: m.Service, stop: m.Stop, admin: m.Client}
 }
 
 func run(t *testing.T, m *mock, strategy string, n int, scale float64, change func(*records.Config)) records.Result {

@@ -8,21 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 
-	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func startMock(t *testing.T, scale float64) string {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Listen, cfg.TimeScale = "127.0.0.1:0", scale
-	_, url, stop, err := mockservice.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
-	return url
+	cfg.TimeScale = scale
+	return mocktest.Start(t, cfg).URL
 }
 
 func TestRunJSON(t *testing.T) {
