@@ -34,7 +34,18 @@ const (
 	HeaderService   = "X-Service-Ms"
 	// BearerPrefix starts the Authorization header of the admin routes.
 	BearerPrefix = "Bearer "
+	// HeaderMock and HeaderTimeScale identify a loadlab mock service: it
+	// answers OPTIONS on any of its load routes (and GET /healthz) with
+	// its name and version ("loadlab-mock/<version>") and its time scale.
+	// A client asks this way, on the load path itself, before it sends an
+	// admin, log or metrics request, so a foreign target is asked nothing
+	// beyond the path it is loaded on.
+	HeaderMock      = "X-Loadlab-Mock"
+	HeaderTimeScale = "X-Loadlab-Time-Scale"
 )
+
+// ServiceName is what a loadlab mock service calls itself.
+const ServiceName = "loadlab-mock"
 
 // Limits of the contract.
 const (
@@ -75,6 +86,14 @@ type EnrichRequest struct {
 type WriteRequest struct {
 	ID       string `json:"id"`
 	Complete *bool  `json:"complete"`
+}
+
+// Health is the JSON of GET /healthz.
+type Health struct {
+	Status    string  `json:"status"`  // "ok"
+	Service   string  `json:"service"` // ServiceName
+	Version   string  `json:"version"`
+	TimeScale float64 `json:"time_scale"`
 }
 
 // ProfileRequest is the body of PUT /admin/profile.

@@ -101,3 +101,39 @@ func TestRejected(t *testing.T) {
 		}
 	}
 }
+
+// Identify asks with OPTIONS on the given load path only, and tells a
+// loadlab mock (name and time scale in its headers) from anything else.
+func TestIdentify(t *testing.T) {
+	var asked []string
+	mock := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		w.Header().Set(api.HeaderMock, api.ServiceName+"/v9")
+		w.Header().Set(api.HeaderTimeScale, "0.1")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer mock.Close()
+	id, err := (api.Client{BaseURL: mock.URL}).Identify(context.Background(), api.PathEnrich)
+	if err != nil || id.Version != "v9" || id.TimeScale != 0.1 {
+		t.Errorf("mock: %+v, %v", id, err)
+	}
+	if len(asked) != 1 || asked[0] != "OPTIONS /enrich" {
+		t.Errorf("asked %q, want only OPTIONS /enrich", asked)
+	}
+	for name, h := range map[string]http.HandlerFunc{
+		"foreign": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) },
+		"another service": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(api.HeaderMock, "someone-else/1")
+		},
+		"bad time scale": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(api.HeaderMock, api.ServiceName+"/1")
+			w.Header().Set(api.HeaderTimeScale, "fast")
+		},
+	} {
+		srv := httptest.NewServer(h)
+		if _, err := (api.Client{BaseURL: srv.URL}).Identify(context.Background(), "/x"); !errors.Is(err, api.ErrNotMock) {
+			t.Errorf("%s: %v, want ErrNotMock", name, err)
+		}
+		srv.Close()
+	}
+}

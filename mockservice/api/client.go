@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,6 +30,42 @@ type Client struct {
 	Token   string
 	HTTP    *http.Client
 	Timeout time.Duration
+}
+
+// ErrNotMock: the target did not identify itself as a loadlab mock service.
+var ErrNotMock = errors.New("not a loadlab mock service")
+
+// Identity is what a loadlab mock service says of itself.
+type Identity struct {
+	// Version is the service's build ("loadlab-mock/<version>" less the
+	// name).
+	Version   string
+	TimeScale float64
+}
+
+// Identify asks the target, with OPTIONS on path (a load route, so that a
+// foreign target is asked nothing beyond the path it is loaded on), whether
+// it is a loadlab mock service. It returns ErrNotMock (wrapped, with what
+// the target said) when it is not, and a transport error when it did not
+// answer.
+func (c Client) Identify(ctx context.Context, path string) (Identity, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	resp, err := c.send(ctx, http.MethodOptions, path, nil)
+	if err != nil {
+		return Identity{}, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	name, version, _ := strings.Cut(resp.Header.Get(HeaderMock), "/")
+	if name != ServiceName {
+		return Identity{}, fmt.Errorf("%w: OPTIONS %s answered %s without %s", ErrNotMock, path, resp.Status, HeaderMock)
+	}
+	scale, err := strconv.ParseFloat(resp.Header.Get(HeaderTimeScale), 64)
+	if err != nil || CheckTimeScale(scale) != nil {
+		return Identity{}, fmt.Errorf("%w: %s %q is not a time scale", ErrNotMock, HeaderTimeScale, resp.Header.Get(HeaderTimeScale))
+	}
+	return Identity{Version: version, TimeScale: scale}, nil
 }
 
 // Healthy reports whether GET /healthz answers 200.
