@@ -20,8 +20,12 @@ func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+api.PathEnrich, s.handleEnrich)
 	mux.HandleFunc("POST "+api.PathRecords, s.handleRecords)
+	mux.HandleFunc("OPTIONS "+api.PathEnrich, s.handleIdentify)
+	mux.HandleFunc("OPTIONS "+api.PathRecords, s.handleIdentify)
 	mux.HandleFunc("GET "+api.PathHealthz, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		s.identify(w)
+		writeJSON(w, http.StatusOK, api.Health{Status: "ok", Service: api.ServiceName,
+			Version: Version(), TimeScale: s.cfg.TimeScale})
 	})
 	mux.Handle("GET "+api.PathMetrics, promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry}))
 	mux.Handle("GET "+api.PathAdminProfile, s.admin(func(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +99,25 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID, "stored": false, "duplicate": true})
+}
+
+// handleIdentify answers OPTIONS on a load route: 204, the methods the
+// route allows, and the service's identity (identify). It never reaches the
+// station: it is not offered concurrency, not counted and not logged, so a
+// client may ask before a run without changing the run's figures.
+func (s *Service) handleIdentify(w http.ResponseWriter, r *http.Request) {
+	s.identify(w)
+	w.Header().Set("Allow", http.MethodPost+", "+http.MethodOptions)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// identify sets the headers by which a client knows a loadlab mock service:
+// api.HeaderMock ("loadlab-mock/<version>") and api.HeaderTimeScale, written
+// so that strconv.ParseFloat reads back exactly the configured scale.
+func (s *Service) identify(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set(api.HeaderMock, api.ServiceName+"/"+Version())
+	h.Set(api.HeaderTimeScale, strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64))
 }
 
 func validRequestID(w http.ResponseWriter, r *http.Request) bool {

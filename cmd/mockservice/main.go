@@ -57,8 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	logger := log.New(stderr, "mockservice: ", log.LstdFlags)
-	fmt.Fprintf(stdout, "mockservice listening on http://%s (profile %s, time scale %g, seed %d)\n",
-		ln.Addr(), cfg.Profile, cfg.TimeScale, cfg.Seed)
+	fmt.Fprintf(stdout, "mockservice listening on http://%s (version %s, profile %s, time scale %g, seed %d)\n",
+		ln.Addr(), mockservice.Version(), cfg.Profile, cfg.TimeScale, cfg.Seed)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	err = svc.Serve(ctx, ln)
@@ -94,7 +94,10 @@ func parseConfig(args []string, helpOut io.Writer) (cfg config.Config, printOnly
 Serves the lab's two mock dependencies on one port:
   POST /enrich   {"record_id": "...", "step": 1}   enrichment API (many workers)
   POST /records  {"id": "...", "complete": true}   system of record (6 workers, 6 queue slots, 503 beyond)
-  GET  /healthz, GET /metrics (Prometheus)
+  OPTIONS /enrich, OPTIONS /records   204 with X-Loadlab-Mock (name/version) and
+                 X-Loadlab-Time-Scale: identifies the mock; never reaches a station
+  GET  /healthz  {"status":"ok","service":"loadlab-mock","version":...,"time_scale":...}
+  GET  /metrics  Prometheus text format
   GET|PUT /admin/profile, POST /admin/reset, GET /admin/stats  (Bearer token when --admin-token is set)
 Profiles: healthy, slow-enrichment, slow-write (and any defined in --config).
 A config field's flag is its YAML path with dots and underscores as dashes.
