@@ -30,7 +30,10 @@ type Result struct {
 // A worker serves back to back: a queued request handed a worker starts at
 // the moment its predecessor was planned to finish, not when the
 // predecessor's timer happened to fire, so timer slack does not accumulate
-// along a busy worker's chain of requests.
+// along a busy worker's chain of requests; but never before the request
+// arrived (one that arrived during the predecessor's timer slack starts at
+// its arrival). A queue wait is therefore never negative; a station that
+// computes one has lost track of time and panics with a message.
 type Station struct {
 	name    string
 	cfg     config.Station
@@ -52,6 +55,7 @@ type Station struct {
 }
 
 type waiter struct {
+	arrived time.Time // when its request reached the station
 	ready   chan struct{}
 	granted bool      // set under Station.mu before ready is closed
 	start   time.Time // when its service starts (set with granted)
@@ -136,7 +140,7 @@ admission:
 			s.mu.Unlock()
 			break admission
 		case s.cfg.Queue == config.UnboundedQueue || s.queue.Len() < s.cfg.Queue:
-			w := &waiter{ready: make(chan struct{})}
+			w := &waiter{arrived: arrived, ready: make(chan struct{})}
 			el := s.queue.PushBack(w)
 			s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
 			s.mu.Unlock()
@@ -164,7 +168,7 @@ admission:
 	}
 	wait := start.Sub(arrived)
 	if wait < 0 {
-		wait = 0
+		panic(fmt.Sprintf("mockservice: station %s started a request %v before it arrived", s.name, -wait))
 	}
 	s.log.started(entry, start)
 
@@ -255,7 +259,9 @@ func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) boo
 }
 
 // release ends the service planned to end at plannedEnd and hands its worker
-// to the head of the queue, whose service starts at handoff, or frees it.
+// to the head of the queue, or frees it. The head's service starts at
+// handoff, or at its arrival if it arrived after handoff (during the
+// predecessor's timer slack): never before it arrived.
 func (s *Station) release(plannedEnd, handoff time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,7 +277,10 @@ func (s *Station) release(plannedEnd, handoff time.Time) {
 	if front := s.queue.Front(); front != nil {
 		w := s.queue.Remove(front).(*waiter)
 		w.start = handoff
-		w.planned = s.startLocked(handoff)
+		if w.arrived.After(handoff) {
+			w.start = w.arrived
+		}
+		w.planned = s.startLocked(w.start)
 		w.granted = true
 		close(w.ready)
 	}

@@ -26,3 +26,30 @@ func TestReleasingMoreThanHeldPanics(t *testing.T) {
 	now := time.Now()
 	s.release(now, now)
 }
+
+// A worker handed over at its predecessor's planned end goes to a waiter
+// that arrived before that end at the end, and to one that arrived after it
+// (in the predecessor's timer slack) at its arrival.
+func TestHandoverNeverBeforeArrival(t *testing.T) {
+	t0 := time.Now()
+	for _, tt := range []struct {
+		arrived, want time.Time
+	}{
+		{t0.Add(-time.Millisecond), t0},
+		{t0, t0},
+		{t0.Add(300 * time.Microsecond), t0.Add(300 * time.Microsecond)},
+	} {
+		s, err := NewStation(api.Records, config.Station{Workers: 1, Queue: 1, RejectStatus: 503}, latency.Fixed{D: time.Millisecond}, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.busy = 1
+		w := &waiter{arrived: tt.arrived, ready: make(chan struct{})}
+		s.queue.PushBack(w)
+		s.release(t0, t0)
+		<-w.ready
+		if !w.start.Equal(tt.want) {
+			t.Errorf("waiter arriving %v after the planned end started %v after it, want %v", tt.arrived.Sub(t0), w.start.Sub(t0), tt.want.Sub(t0))
+		}
+	}
+}
