@@ -6,7 +6,8 @@
 //
 // Every call ends in exactly one Class and is recorded, with its latency, in
 // the Metrics of the dependency it went to. One Budget may guard several
-// dependencies (a shared pool); metrics stay per dependency.
+// dependencies; several budgets may draw from one Pool of permits, each
+// with its own rate limit. Metrics stay per dependency.
 package budgets
 
 import (
@@ -17,7 +18,6 @@ import (
 	"net/http"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 )
 
@@ -44,8 +44,9 @@ var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, Error}
 
 // Defaults for a Config.
 const (
-	// NoLimit as a Config's Limit: no concurrency limit (with a rate, the
-	// budget limits the rate alone; with neither, use Unlimited).
+	// NoLimit as a Config's Limit: no concurrency limit of the budget's own
+	// (with a rate, the budget limits the rate alone; with a Pool, the
+	// pool's permits apply; with neither, use Unlimited).
 	NoLimit              = 0
 	DefaultPermitTimeout = 10 * time.Second
 	DefaultCallTimeout   = 2 * time.Second
@@ -53,10 +54,16 @@ const (
 
 // Config is one budget's shape.
 type Config struct {
-	// Limit is how many calls may be in flight at once (≥ 1), or NoLimit
-	// for a budget that only limits the rate.
+	// Limit is how many calls may be in flight at once (≥ 1), in a pool of
+	// the budget's own; or NoLimit for a budget that only limits the rate or
+	// draws from Pool.
 	Limit int `json:"limit" yaml:"limit"`
-	// Rate caps calls started per second; 0 means no rate limit.
+	// Pool, when set, is the pool of permits the budget draws from, shared
+	// with every other budget given the same Pool; Limit must then be
+	// NoLimit. Nil: the budget's permits are Limit's.
+	Pool *Pool `json:"-" yaml:"-"`
+	// Rate caps calls started per second by this budget; 0 means no rate
+	// limit. A budget drawing from a shared Pool keeps its own rate.
 	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
 	// Burst is how many calls may start at once under Rate (≥ 1 when Rate > 0;
 	// 0 means 1).
@@ -70,8 +77,12 @@ type Config struct {
 // Validate names the first bad field.
 func (c Config) Validate() error {
 	switch {
-	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0:
-		return fmt.Errorf("limit: %d must be ≥ 1 (or %d with a rate)", c.Limit, NoLimit)
+	case c.Pool != nil && c.Limit != NoLimit:
+		return fmt.Errorf("limit: %d must be %d (NoLimit) with a pool, whose permits replace it", c.Limit, NoLimit)
+	case c.Pool != nil && c.Pool.sem == nil:
+		return errors.New("pool: the zero Pool holds no permits; make one with NewPool")
+	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0 && c.Pool == nil:
+		return fmt.Errorf("limit: %d must be ≥ 1 (or %d with a rate or a pool)", c.Limit, NoLimit)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate: %v must be ≥ 0 and finite", c.Rate)
 	case c.Burst < 0:
@@ -104,8 +115,8 @@ type Call func(ctx context.Context) (status int, err error)
 type Budget struct {
 	name    string
 	cfg     Config
-	sem     *semaphore.Weighted // nil: no concurrency limit
-	limiter *rate.Limiter       // nil: no rate limit
+	pool    *Pool         // nil: no concurrency limit
+	limiter *rate.Limiter // nil: no rate limit
 	metrics *Metrics
 }
 
@@ -118,9 +129,9 @@ func New(name string, cfg Config, m *Metrics) (*Budget, error) {
 	if m == nil {
 		return nil, errors.New("budgets: " + name + ": nil metrics")
 	}
-	b := &Budget{name: name, cfg: cfg, metrics: m}
+	b := &Budget{name: name, cfg: cfg, pool: cfg.Pool, metrics: m}
 	if cfg.Limit != NoLimit {
-		b.sem = semaphore.NewWeighted(int64(cfg.Limit))
+		b.pool = NewPool(cfg.Limit)
 	}
 	if cfg.Rate > 0 {
 		b.limiter = rate.NewLimiter(rate.Limit(cfg.Rate), max(cfg.Burst, 1))
@@ -144,7 +155,8 @@ func Unlimited(name string, callTimeout time.Duration, m *Metrics) (*Budget, err
 // Name returns the budget's name.
 func (b *Budget) Name() string { return b.name }
 
-// Config returns the budget's configuration (Limit NoLimit for Unlimited).
+// Config returns the budget's configuration as given (Limit NoLimit for
+// Unlimited).
 func (b *Budget) Config() Config { return b.cfg }
 
 // Do waits for a permit (and rate token) for at most the permit timeout,
@@ -173,8 +185,8 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	d.end()
-	if b.sem != nil {
-		b.sem.Release(1)
+	if b.pool != nil {
+		b.pool.release()
 	}
 	res := Result{Class: classify(status, err, timedOut), Status: status, PermitWait: wait, Latency: latency, Err: err}
 	d.record(res)
@@ -183,22 +195,22 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 
 // acquire takes a permit, then a rate token, within the permit timeout.
 func (b *Budget) acquire(ctx context.Context, d *depMetrics) error {
-	if b.sem == nil && b.limiter == nil {
+	if b.pool == nil && b.limiter == nil {
 		return nil
 	}
 	d.waiting(1)
 	defer d.waiting(-1)
 	pctx, cancel := context.WithTimeout(ctx, b.cfg.PermitTimeout)
 	defer cancel()
-	if b.sem != nil {
-		if err := b.sem.Acquire(pctx, 1); err != nil {
+	if b.pool != nil {
+		if err := b.pool.acquire(pctx); err != nil {
 			return fmt.Errorf("budgets: %s: no permit within %v: %w", b.name, b.cfg.PermitTimeout, err)
 		}
 	}
 	if b.limiter != nil {
 		if err := b.limiter.Wait(pctx); err != nil {
-			if b.sem != nil {
-				b.sem.Release(1)
+			if b.pool != nil {
+				b.pool.release()
 			}
 			return fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
 		}

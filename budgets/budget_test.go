@@ -295,6 +295,8 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		{"zero permit timeout", func(c *Config) { c.PermitTimeout = 0 }, "permit_timeout:"},
 		{"negative call timeout", func(c *Config) { c.CallTimeout = -time.Second }, "call_timeout:"},
 		{"negative burst", func(c *Config) { c.Burst = -1 }, "burst:"},
+		{"limit beside a pool", func(c *Config) { c.Pool = NewPool(2) }, "limit:"},
+		{"the zero pool", func(c *Config) { c.Limit, c.Pool = NoLimit, &Pool{} }, "pool:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,7 +308,79 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 			}
 		})
 	}
+	if _, err := New("p", Config{Limit: NoLimit, Pool: NewPool(1), PermitTimeout: time.Second, CallTimeout: time.Second}, m); err != nil {
+		t.Errorf("a pool alone: %v", err)
+	}
 	if _, err := Unlimited("u", 0, m); err == nil {
 		t.Error("Unlimited accepted a zero call timeout")
+	}
+}
+
+// Several budgets on one pool never have more calls in flight together than
+// the pool holds.
+func TestPoolCapsBudgetsTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		pool := NewPool(2)
+		cfg := Config{Pool: pool, PermitTimeout: time.Second, CallTimeout: time.Second}
+		a, err := New("a", cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New("b", cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		inFlight, peak := 0, 0
+		call := func(context.Context) (int, error) {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			if pool.InUse() < inFlight { // every call in flight holds a permit
+				t.Errorf("pool says %d permits in use, %d calls in flight", pool.InUse(), inFlight)
+			}
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return 200, nil
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { a.Do(context.Background(), "a", call) })
+			wg.Go(func() { b.Do(context.Background(), "b", call) })
+		}
+		wg.Wait()
+		// 6 calls of 100 ms, 2 at a time: three rounds.
+		if el := time.Since(start); peak != 2 || el != 300*time.Millisecond {
+			t.Errorf("peak %d calls in flight, done after %v; want 2 and 300 ms", peak, el)
+		}
+		if pool.InUse() != 0 || pool.Size() != 2 {
+			t.Errorf("after the calls: %d of %d permits in use, want 0 of 2", pool.InUse(), pool.Size())
+		}
+	})
+}
+
+func TestPoolInvariantsPanic(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"no permits", func() { NewPool(0) }, "budgets: NewPool(0): a pool needs at least 1 permit"},
+		{"released more than held", func() { NewPool(1).release() }, "budgets: pool: released more permits than held"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if got := recover(); got != tt.want {
+					t.Errorf("panic %v, want %q", got, tt.want)
+				}
+			}()
+			tt.f()
+		})
 	}
 }
