@@ -25,34 +25,57 @@ const (
 	ArrivalsUniform = "uniform"
 )
 
-// Outcome is how a sent request ended, in the model's terms. Every sent
-// request ends in exactly one.
+// Outcome is how a sent request ended. Every sent request ends in exactly
+// one; the first four are the admission model's.
 type Outcome string
 
 const (
-	OnTime     Outcome = "on_time"
-	Rejected   Outcome = "rejected"
-	TooLate    Outcome = "too_late"
+	// OnTime: a 2xx answer before the client's deadline.
+	OnTime Outcome = "on_time"
+	// Rejected: 503 or 429 before the deadline.
+	Rejected Outcome = "rejected"
+	// TooLate: the client gave up; the server's log says it served the
+	// request anyway, before the end of the run (its worker time is wasted).
+	TooLate Outcome = "too_late"
+	// Unfinished: queued or in service at the end of the run (by the
+	// server's log), or still awaiting an answer when the run ended.
 	Unfinished Outcome = "unfinished"
-	// TimedOut: the client gave up and the server keeps no request log,
-	// so whether it still did the work is unknown.
+	// Cancelled: the client gave up and the server, configured to cancel on
+	// disconnect, dropped the work: no wasted work.
+	Cancelled Outcome = "cancelled"
+	// TimedOut: the client gave up and the target keeps no request log, so
+	// whether it still did the work is unknown, and not guessed.
 	TimedOut Outcome = "timed_out"
+	// Unjoined: the client gave up and the server's log has no entry for
+	// the request (its log was full, or the join's own bound was reached):
+	// its fate is unknown.
+	Unjoined Outcome = "unjoined"
+	// ErrorStatus: an HTTP status other than 2xx, 429 and 503; counted per
+	// status code.
+	ErrorStatus Outcome = "error_status"
+	// TransportError: no HTTP answer (connection refused or reset, a
+	// malformed answer) before the deadline.
+	TransportError Outcome = "transport_error"
 )
+
+// Outcomes lists every Outcome in a stable order.
+var Outcomes = []Outcome{OnTime, Rejected, TooLate, Unfinished, Cancelled, TimedOut, Unjoined, ErrorStatus, TransportError}
 
 // Reply is what the client itself saw of a request, before any join with
 // the server's log.
 type Reply string
 
 const (
-	ReplyOnTime   Reply = "on_time"  // a 2xx answer before the deadline
-	ReplyRejected Reply = "rejected" // 503 or 429 before the deadline
-	ReplyGaveUp   Reply = "gave_up"  // the client's deadline passed first
-	ReplyPending  Reply = "pending"  // the run ended first
-	ReplyError    Reply = "error"    // a transport error or another status
+	ReplyOnTime    Reply = "on_time"         // a 2xx answer before the deadline
+	ReplyRejected  Reply = "rejected"        // 503 or 429 before the deadline
+	ReplyStatus    Reply = "error_status"    // another status before the deadline
+	ReplyTransport Reply = "transport_error" // no answer, and not for the deadline
+	ReplyGaveUp    Reply = "gave_up"         // the client's deadline passed first
+	ReplyPending   Reply = "pending"         // the run ended first
 )
 
 // Replies lists every Reply in a stable order.
-var Replies = []Reply{ReplyOnTime, ReplyRejected, ReplyGaveUp, ReplyPending, ReplyError}
+var Replies = []Reply{ReplyOnTime, ReplyRejected, ReplyStatus, ReplyTransport, ReplyGaveUp, ReplyPending}
 
 // Defaults of a Config, in model seconds.
 const (
@@ -61,6 +84,19 @@ const (
 	// defaultConns sizes the connection pool when nothing caps requests in
 	// flight.
 	defaultConns = 256
+	// MaxJoined bounds the requests kept for the join with the server's log
+	// (those the client gave up on or that were pending at the end): the
+	// mock service's request log keeps 100 000 by default. Beyond it a
+	// request is unjoined, and counted.
+	MaxJoined = 100_000
+	// MaxDuration bounds a run: its timeline has one entry per model
+	// second.
+	MaxDuration = 86_400
+	// MaxArrivals bounds an open schedule (rate × duration) and the sends
+	// of closed users.
+	MaxArrivals = 100_000_000
+	// MaxUsers bounds the closed generator's users (a goroutine each).
+	MaxUsers = 100_000
 )
 
 // Config is one load run: the admission scenario's generator and timeout
@@ -104,6 +140,16 @@ func (c Config) Validate() error {
 	if err := c.Scenario.Validate(); err != nil {
 		return err
 	}
+	if c.Scenario.Duration > MaxDuration {
+		return fmt.Errorf("duration: %d model seconds is more than the limit of %d", c.Scenario.Duration, MaxDuration)
+	}
+	if c.Scenario.Generator == models.GeneratorOpen {
+		if n := (RampPacer{Scenario: c.Scenario}).Len(); n > MaxArrivals {
+			return fmt.Errorf("base-rate, peak-rate, duration: %.0f arrivals is more than the limit of %d", n, MaxArrivals)
+		}
+	} else if c.Scenario.Users > MaxUsers {
+		return fmt.Errorf("users: %d is more than the limit of %d", c.Scenario.Users, MaxUsers)
+	}
 	u, err := url.Parse(c.Target)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
@@ -123,22 +169,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// baseURL is the scheme and host of a target URL.
-func baseURL(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		return target
-	}
-	return u.Scheme + "://" + u.Host
-}
-
 // stationOf names the mock station behind a target path, or "".
-func stationOf(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		return ""
-	}
-	switch u.Path {
+func stationOf(path string) string {
+	switch path {
 	case api.PathEnrich:
 		return api.Enrichment
 	case api.PathRecords:

@@ -8,24 +8,28 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-// request is the generator's own record of one sent request.
+// request is the generator's record of one request the client gave up on,
+// or that was pending when the run ended: what the join with the server's
+// log needs. Requests whose reply settles their outcome keep no record.
 type request struct {
 	id        string
 	scheduled time.Time
-	sent      time.Time
 	reply     Reply
 	replied   time.Time
 	deadline  time.Time
 }
 
-// generator is one run in progress: the schedule's state and every sent
-// request's record. Its methods are safe for concurrent use.
+// generator is one run in progress. Its methods are safe for concurrent use.
 type generator struct {
 	cfg     Config
 	clock   Clock
@@ -34,14 +38,35 @@ type generator struct {
 	end     time.Time
 	http    *http.Client
 	metrics *metrics
+	body    func(id string) []byte
 
 	mu       sync.Mutex
-	reqs     []*request
+	sent     int
 	inFlight int
-	dropped  []time.Duration // scheduled offsets of dropped arrivals
+	dropped  int
 	late     int
 	maxLag   time.Duration
 	replies  map[Reply]int
+	statuses map[int]int
+	timeline []Second
+	joinable []request // gave up or pending: for the join, at most MaxJoined
+	overflow int       // gave up or pending beyond MaxJoined: unjoined
+	// Latency of on-time replies from the scheduled time (what users feel,
+	// free of coordinated omission) and from the moment the request was
+	// written (what the server and the network did); real microseconds.
+	fromSchedule, fromSend *hdrhistogram.Histogram
+}
+
+func newGenerator(cfg Config, clock Clock) *generator {
+	unit := time.Duration(float64(time.Second) * cfg.TimeScale)
+	return &generator{cfg: cfg, clock: clock, unit: unit, metrics: newMetrics(cfg.Registerer), body: body,
+		replies: map[Reply]int{}, statuses: map[int]int{}, timeline: make([]Second, cfg.Scenario.Duration),
+		fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram()}
+}
+
+// second is the model second of the run that t falls in, clamped to the run.
+func (g *generator) second(t time.Time) int {
+	return min(max(int(t.Sub(g.start)/g.unit), 0), len(g.timeline)-1)
 }
 
 // runOpen sends every arrival of the pacer's schedule when it is due,
@@ -56,21 +81,21 @@ func (g *generator) runOpen(ctx context.Context, wg *sync.WaitGroup, p Pacer) {
 		if g.clock.SleepUntil(ctx, sched) != nil {
 			return
 		}
-		req, ok := g.admit(hit, sched)
-		if !ok {
-			continue
+		if req, ok := g.admit(hit, sched); ok {
+			wg.Go(func() { g.send(ctx, req) })
 		}
-		wg.Go(func() { g.send(ctx, req) })
 	}
 }
 
 // runClosed runs the virtual users: user i first sends at second i mod 5,
 // then waits for its outcome and thinks before sending again. In step mode
-// the next send is at the start of the second it falls in.
+// the next send is at the start of the second it falls in. After a
+// rejection or a drop a user waits at least one model second (one step of
+// the model), so that a think time of 0 cannot spin.
 func (g *generator) runClosed(ctx context.Context, wg *sync.WaitGroup) {
 	sc := g.cfg.Scenario
-	var mu sync.Mutex
-	next := 0
+	think := time.Duration(sc.Think) * g.unit
+	var next atomic.Int64
 	for u := range sc.Users {
 		wg.Go(func() {
 			at := g.start.Add(time.Duration(u%5) * g.unit)
@@ -78,27 +103,23 @@ func (g *generator) runClosed(ctx context.Context, wg *sync.WaitGroup) {
 				if g.clock.SleepUntil(ctx, at) != nil {
 					return
 				}
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				req, ok := g.admit(i, at)
-				var done time.Time
+				req, ok := g.admit(int(next.Add(1)-1), at)
+				done := at.Add(g.unit) // dropped: the next step
 				if ok {
-					g.send(ctx, req)
-					g.mu.Lock()
-					done = req.replied
-					if req.reply == ReplyGaveUp {
-						done = req.deadline
+					reply, replied := g.send(ctx, req)
+					switch reply {
+					case ReplyGaveUp:
+						done = req.deadline.Add(think)
+					case ReplyRejected:
+						done = later(replied.Add(think), at.Add(g.unit))
+					default:
+						done = replied.Add(think)
 					}
-					g.mu.Unlock()
-				} else {
-					done = at
 				}
 				if ctx.Err() != nil {
 					return
 				}
-				at = done.Add(time.Duration(sc.Think) * g.unit)
+				at = done
 				if g.cfg.Arrivals == ArrivalsStep {
 					at = g.start.Add(at.Sub(g.start).Truncate(g.unit))
 				}
@@ -107,29 +128,24 @@ func (g *generator) runClosed(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
-// admit decides whether an arrival is sent (and records its lag) or
-// dropped because the in-flight cap is reached.
+// admit decides whether an arrival is sent or dropped because the
+// in-flight cap is reached; both are counted in the arrival's second.
 func (g *generator) admit(i int, sched time.Time) (*request, bool) {
-	lag := g.clock.Now().Sub(sched)
 	g.metrics.scheduled.Inc()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.cfg.MaxInFlight > 0 && g.inFlight >= g.cfg.MaxInFlight {
-		g.dropped = append(g.dropped, sched.Sub(g.start))
+		g.dropped++
+		g.timeline[g.second(sched)].Dropped++
 		g.metrics.dropped.Inc()
 		return nil, false
 	}
 	g.inFlight++
-	if lag > time.Duration(g.cfg.LateThreshold*float64(g.unit)) {
-		g.late++
-	}
-	g.maxLag = max(g.maxLag, lag)
+	g.sent++
+	g.timeline[g.second(sched)].Arrivals++
 	g.metrics.sent.Inc()
-	g.metrics.lag.Observe(lag.Seconds())
-	req := &request{id: fmt.Sprintf("load-%06d", i), scheduled: sched, reply: ReplyPending,
-		deadline: sched.Add(time.Duration(float64(g.cfg.Scenario.Timeout)*float64(g.unit) + g.cfg.TieWindow*float64(g.unit)))}
-	g.reqs = append(g.reqs, req)
-	return req, true
+	return &request{id: fmt.Sprintf("load-%06d", i), scheduled: sched, reply: ReplyPending,
+		deadline: sched.Add(time.Duration(float64(g.cfg.Scenario.Timeout)*float64(g.unit) + g.cfg.TieWindow*float64(g.unit)))}, true
 }
 
 // body is what every load request carries: valid for both stations.
@@ -142,28 +158,33 @@ func body(id string) []byte {
 	return b
 }
 
-// send makes one request and records what the client saw of it.
-func (g *generator) send(runCtx context.Context, req *request) {
+// send makes one request and records what the client saw of it. The send
+// lag (late start) is taken when the request has been written.
+func (g *generator) send(runCtx context.Context, req *request) (Reply, time.Time) {
 	ctx, cancel := context.WithDeadline(runCtx, req.deadline)
 	defer cancel()
-	reply := ReplyError
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, g.cfg.Target, bytes.NewReader(body(req.id)))
+	var wrote atomic.Int64 // unix nanoseconds, by the clock
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(g.clock.Now().UnixNano()) },
+	})
+	reply, status := ReplyTransport, 0
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, g.cfg.Target, bytes.NewReader(g.body(req.id)))
 	if err == nil {
 		hreq.Header.Set("Content-Type", "application/json")
 		hreq.Header.Set(api.HeaderRequestID, req.id)
-		g.mu.Lock()
-		req.sent = g.clock.Now()
-		g.mu.Unlock()
 		var resp *http.Response
 		resp, err = g.http.Do(hreq)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+			status = resp.StatusCode
 			switch {
-			case api.Rejected(resp.StatusCode):
+			case api.Rejected(status):
 				reply = ReplyRejected
-			case resp.StatusCode >= 200 && resp.StatusCode < 300:
+			case status >= 200 && status < 300:
 				reply = ReplyOnTime
+			default:
+				reply = ReplyStatus
 			}
 		}
 	}
@@ -174,10 +195,59 @@ func (g *generator) send(runCtx context.Context, req *request) {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		reply = ReplyGaveUp
 	}
+	var sentAt time.Time
+	if ns := wrote.Load(); ns != 0 {
+		sentAt = time.Unix(0, ns)
+	}
+	g.settle(req, reply, status, sentAt, now)
+	return reply, now
+}
+
+// settle counts a request's reply. A reply that settles the outcome is
+// counted at once; a request the client gave up on, or still pending, is
+// kept for the join with the server's log.
+func (g *generator) settle(req *request, reply Reply, status int, sentAt, now time.Time) {
 	g.mu.Lock()
-	req.reply, req.replied = reply, now
+	defer g.mu.Unlock()
 	g.inFlight--
 	g.replies[reply]++
-	g.mu.Unlock()
+	if !sentAt.IsZero() {
+		lag := sentAt.Sub(req.scheduled)
+		if lag > time.Duration(g.cfg.LateThreshold*float64(g.unit)) {
+			g.late++
+		}
+		g.maxLag = max(g.maxLag, lag)
+		g.metrics.lag.Observe(lag.Seconds())
+	}
+	sec := &g.timeline[g.second(now)]
+	switch reply {
+	case ReplyOnTime:
+		sec.OnTime++
+		record(g.fromSchedule, now.Sub(req.scheduled))
+		if !sentAt.IsZero() {
+			record(g.fromSend, now.Sub(sentAt))
+		}
+	case ReplyRejected:
+		sec.Rejected++
+	case ReplyStatus:
+		g.statuses[status]++
+	case ReplyGaveUp, ReplyPending:
+		if reply == ReplyGaveUp {
+			g.timeline[g.second(req.deadline)].GaveUp++
+		}
+		if len(g.joinable) < MaxJoined {
+			req.reply, req.replied = reply, now
+			g.joinable = append(g.joinable, *req)
+		} else {
+			g.overflow++
+		}
+	}
 	g.metrics.replies.WithLabelValues(string(reply)).Inc()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

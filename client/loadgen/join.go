@@ -1,10 +1,12 @@
 package loadgen
 
 import (
+	"maps"
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -23,6 +25,9 @@ type Second struct {
 }
 
 // Result has the admission model's keys, plus what only a real run has.
+// Every sent request is counted in exactly one outcome: OnTime + Rejected +
+// TooLate + Unfinished + Cancelled + TimedOut + Unjoined + ErrorStatus +
+// TransportErrors = Requests; and Requests + Dropped = Scheduled.
 type Result struct {
 	Requests      int      `json:"requests"`
 	OnTime        int      `json:"on_time"`
@@ -34,55 +39,87 @@ type Result struct {
 	PeakQueue     int      `json:"peak_queue"`
 	QueueEmptyAtS *int     `json:"queue_empty_at_s"`
 	QueueFullAtS  *int     `json:"queue_full_at_s"`
+	Cancelled     int      `json:"cancelled"`
 	TimedOut      int      `json:"timed_out"`
-	Scheduled     int      `json:"scheduled"`
-	Dropped       int      `json:"dropped"`
-	LateStarts    int      `json:"late_starts"`
-	MaxSendLagMs  float64  `json:"max_send_lag_ms"`
-	Errors        int      `json:"errors"`
-	ServerJoined  bool     `json:"server_joined"`
-	TieWindowS    float64  `json:"tie_window_s"`
-	TimeScale     float64  `json:"time_scale"`
-	Timeline      []Second `json:"timeline"`
+	Unjoined      int      `json:"unjoined"`
+	ErrorStatus   int      `json:"error_status"`
+	// StatusCodes counts the answers of ErrorStatus by HTTP status.
+	StatusCodes     map[int]int `json:"status_codes"`
+	TransportErrors int         `json:"transport_errors"`
+	Scheduled       int         `json:"scheduled"`
+	Dropped         int         `json:"dropped"`
+	LateStarts      int         `json:"late_starts"`
+	MaxSendLagMs    float64     `json:"max_send_lag_ms"`
+	// Latency of on-time requests, in model seconds: from the scheduled
+	// time (what a user waits, free of coordinated omission) and from the
+	// moment the request was written (what the target did).
+	LatencyFromSchedule Latency `json:"latency_from_schedule"`
+	LatencyFromSend     Latency `json:"latency_from_send"`
+	// ServerJoined: the target is a loadlab mock service whose request log
+	// was read and held every request the join needed (Unjoined is 0).
+	ServerJoined bool `json:"server_joined"`
+	// ServerIdentified: the target identified itself as a loadlab mock
+	// service; when false, only client-side figures were measured and no
+	// request but the load was sent to it.
+	ServerIdentified bool    `json:"server_identified"`
+	TieWindowS       float64 `json:"tie_window_s"`
+	TimeScale        float64 `json:"time_scale"`
+	// Partial: the run was interrupted; the figures are those of the
+	// seconds before it ended.
+	Partial  bool     `json:"partial"`
+	Timeline []Second `json:"timeline"`
 }
 
-// joinInput is everything the join reads: the generator's records and the
-// server's, both complete. Times on the server's clock are ours plus offset.
+// tally is what the generator counted while the run went on.
+type tally struct {
+	sent, dropped, late int
+	maxLag              time.Duration
+	replies             map[Reply]int
+	statuses            map[int]int
+	timeline            []Second
+	joinable            []request
+	overflow            int
+	fromSchedule        *hdrhistogram.Histogram
+	fromSend            *hdrhistogram.Histogram
+}
+
+// joinInput is everything the join reads. Times on the server's clock are
+// ours plus offset.
 type joinInput struct {
+	tally
 	start, end time.Time
-	unit       time.Duration // one model second
-	seconds    int           // the run's length in model seconds
-	requests   []request
-	dropped    []time.Duration // scheduled offsets of dropped arrivals
-	late       int
-	maxLag     time.Duration
+	unit       time.Duration           // one model second
 	log        *api.RequestLogSnapshot // nil: the target keeps none
 	offset     time.Duration
 	queue      []int // per second; -1 unread
 	queueCap   int   // the station's queue capacity; ≤ 0 unknown or unbounded
+	identified bool
 	tieWindow  float64
 	timeScale  float64
 }
 
-// join gives every sent request exactly one outcome from what the client
-// saw and, for requests it gave up on, what the server's log says of them;
-// and it counts everything per model second. It is a pure function.
+// join gives every request the client gave up on, or that was pending at
+// the end, its outcome from the server's log, and adds up the rest from
+// what the client counted. It is a pure function.
 func join(in joinInput) Result {
-	res := Result{Requests: len(in.requests), Dropped: len(in.dropped), Scheduled: len(in.requests) + len(in.dropped),
+	res := Result{Requests: in.sent, Dropped: in.dropped, Scheduled: in.sent + in.dropped,
+		OnTime: in.replies[ReplyOnTime], Rejected: in.replies[ReplyRejected], ErrorStatus: in.replies[ReplyStatus],
+		TransportErrors: in.replies[ReplyTransport], StatusCodes: maps.Clone(in.statuses),
 		LateStarts: in.late, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
-		ServerJoined: in.log != nil, TieWindowS: in.tieWindow, TimeScale: in.timeScale}
-	tl := make([]Second, in.seconds)
+		LatencyFromSchedule: summarise(in.fromSchedule, in.unit), LatencyFromSend: summarise(in.fromSend, in.unit),
+		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale}
+	if res.StatusCodes == nil {
+		res.StatusCodes = map[int]int{}
+	}
+	tl := slices.Clone(in.timeline)
 	for t := range tl {
-		tl[t] = Second{T: t, Queue: -1}
+		tl[t].T, tl[t].Queue = t, -1
 		if t < len(in.queue) {
 			tl[t].Queue = in.queue[t]
 		}
 	}
 	second := func(at time.Time) int {
 		return min(max(int(at.Sub(in.start)/in.unit), 0), len(tl)-1)
-	}
-	for _, off := range in.dropped {
-		tl[second(in.start.Add(off))].Dropped++
 	}
 	server := map[string]api.RequestEntry{}
 	if in.log != nil {
@@ -91,40 +128,31 @@ func join(in joinInput) Result {
 		}
 	}
 	serverEnd := in.end.Add(in.offset)
-	var latencies []float64
-	for _, q := range in.requests {
-		tl[second(q.scheduled)].Arrivals++
-		switch q.reply {
-		case ReplyOnTime:
-			res.OnTime++
-			tl[second(q.replied)].OnTime++
-			latencies = append(latencies, float64(q.replied.Sub(q.scheduled))/float64(in.unit))
-		case ReplyRejected:
-			res.Rejected++
-			tl[second(q.replied)].Rejected++
-		case ReplyGaveUp:
-			tl[second(q.deadline)].GaveUp++
-			e, ok := server[q.id]
-			switch {
-			case in.log == nil:
-				res.TimedOut++
-			case ok && e.Finished != nil && e.Started != nil && e.Finished.Before(serverEnd):
-				res.TooLate++
-				tl[second(e.Finished.Add(-in.offset))].TooLate++
-				res.WastedWorkerS += float64(e.Finished.Sub(*e.Started)) / float64(in.unit)
-			default:
-				res.Unfinished++
-			}
-		case ReplyError:
-			res.Errors++
-			res.Unfinished++
-		default: // pending at the end
+	res.Unjoined = in.overflow
+	for _, q := range in.joinable {
+		e, ok := server[q.id]
+		switch {
+		case in.log == nil && q.reply == ReplyGaveUp:
+			res.TimedOut++
+		case in.log == nil:
+			res.Unfinished++ // pending at the end, nothing to ask
+		case !ok:
+			res.Unjoined++
+		case e.Outcome == api.OutcomeCancelled:
+			res.Cancelled++
+		case e.Finished != nil && e.Started != nil && e.Finished.Before(serverEnd) && q.reply == ReplyGaveUp:
+			res.TooLate++
+			tl[second(e.Finished.Add(-in.offset))].TooLate++
+			res.WastedWorkerS += float64(e.Finished.Sub(*e.Started)) / float64(in.unit)
+		default: // queued, in service or finishing after the end
 			res.Unfinished++
 		}
 	}
-	if len(latencies) > 0 {
-		slices.Sort(latencies)
-		p := models.NearestRank(latencies, 0.95)
+	if in.log != nil && res.Unjoined == 0 {
+		res.ServerJoined = true
+	}
+	if res.LatencyFromSchedule.Count > 0 {
+		p := res.LatencyFromSchedule.P95
 		res.P95LatencyS = &p
 	}
 	last := -1
@@ -144,4 +172,12 @@ func join(in joinInput) Result {
 	}
 	res.Timeline = tl
 	return res
+}
+
+// Outcomes returns the count of every outcome, in Outcomes' order: they add
+// up to Requests.
+func (r Result) Outcomes() map[Outcome]int {
+	return map[Outcome]int{OnTime: r.OnTime, Rejected: r.Rejected, TooLate: r.TooLate, Unfinished: r.Unfinished,
+		Cancelled: r.Cancelled, TimedOut: r.TimedOut, Unjoined: r.Unjoined, ErrorStatus: r.ErrorStatus,
+		TransportError: r.TransportErrors}
 }

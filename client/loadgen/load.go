@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"sync"
 	"time"
 
@@ -13,8 +15,15 @@ import (
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-// ErrTargetUnreachable: the target did not answer before any load was sent.
-var ErrTargetUnreachable = errors.New("loadgen: target unreachable")
+// Errors Load returns before any load is sent.
+var (
+	// ErrTargetUnreachable: the target did not accept a connection, or
+	// did not answer HTTP.
+	ErrTargetUnreachable = errors.New("loadgen: target unreachable")
+	// ErrTimeScaleMismatch: the target is a loadlab mock service running
+	// at another time scale; every figure would be wrong.
+	ErrTimeScaleMismatch = errors.New("loadgen: time scale mismatch")
+)
 
 // Bounds of the calls around the run.
 const (
@@ -22,30 +31,43 @@ const (
 	capacityTimeout = 2 * time.Second
 )
 
-// Load runs the generator against cfg.Target and joins the outcomes with
-// the server's request log when the target has one.
+// Load runs the generator against cfg.Target. When the target identifies
+// itself as a loadlab mock service (OPTIONS on the target's path), Load
+// resets it first, samples its queue, and joins the outcomes with its
+// request log; otherwise it sends the load and nothing else, and the result
+// says so (ServerIdentified false). When ctx ends before the run does, the
+// result holds what was measured and is marked Partial.
 func Load(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("loadgen: %w", err)
 	}
-	g := &generator{cfg: cfg, clock: cfg.Clock, replies: map[Reply]int{},
-		unit: time.Duration(float64(time.Second) * cfg.TimeScale), metrics: newMetrics(cfg.Registerer)}
-	if g.clock == nil {
-		g.clock = RealClock
+	clock := cfg.Clock
+	if clock == nil {
+		clock = RealClock
 	}
+	g := newGenerator(cfg, clock)
 	conns := cfg.MaxInFlight
 	if conns == 0 {
 		conns = defaultConns
 	}
 	g.http = transport.New(conns)
 	defer g.http.CloseIdleConnections()
-	base := baseURL(cfg.Target)
+	u, _ := url.Parse(cfg.Target) // valid: checked by Validate
+	base := u.Scheme + "://" + u.Host
 	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: g.http}
-	if err := (api.Client{BaseURL: base, HTTP: g.http, Timeout: probeTimeout}).Answers(ctx); err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrTargetUnreachable, err)
+	identified, err := identify(ctx, mock, u)
+	if err != nil {
+		return Result{}, err
 	}
-	station := stationOf(cfg.Target)
-	hasLog := mock.Reset(ctx) == nil && station != ""
+	station := ""
+	if identified != nil {
+		if identified.TimeScale != cfg.TimeScale {
+			return Result{}, fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
+				ErrTimeScaleMismatch, base, identified.TimeScale, cfg.TimeScale)
+		}
+		station = stationOf(u.Path)
+	}
+	hasLog := station != "" && mock.Reset(ctx) == nil
 
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines
 	g.end = g.start.Add(time.Duration(cfg.Scenario.Duration) * g.unit)
@@ -69,10 +91,12 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	}
 	wg.Wait()
 
-	in := g.joinInput(queue)
+	after := context.WithoutCancel(ctx) // an interrupted run still reads the log, bounded
+	in := joinInput{tally: g.tally(), start: g.start, end: g.end, unit: g.unit, queue: queue, queueCap: -1,
+		identified: identified != nil, tieWindow: cfg.TieWindow, timeScale: cfg.TimeScale}
 	if hasLog {
 		t0 := time.Now()
-		snap, err := mock.RequestLog(context.WithoutCancel(ctx))
+		snap, err := mock.RequestLog(after)
 		t1 := time.Now()
 		if err == nil {
 			in.log = &snap
@@ -80,22 +104,46 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	if station != "" {
-		in.queueCap = queueCapacity(context.WithoutCancel(ctx), mock, station)
+		in.queueCap = queueCapacity(after, mock, station)
 	}
-	return join(in), nil
+	res := join(in)
+	res.Partial = ctx.Err() != nil
+	return res, nil
 }
 
-// joinInput copies the generator's records once every sender has finished.
-func (g *generator) joinInput(queue []int) joinInput {
+// identify checks that the target accepts connections, then asks it, on
+// the target's own path, whether it is a loadlab mock service: nil when it
+// is not.
+func identify(ctx context.Context, mock api.Client, u *url.URL) (*api.Identity, error) {
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	d := net.Dialer{Timeout: probeTimeout}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTargetUnreachable, err)
+	}
+	conn.Close()
+	mock.Timeout = probeTimeout
+	id, err := mock.Identify(ctx, u.EscapedPath())
+	switch {
+	case err == nil:
+		return &id, nil
+	case errors.Is(err, api.ErrNotMock):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %v", ErrTargetUnreachable, probeTimeout, err)
+	}
+}
+
+// tally copies what the generator counted, once every sender has finished.
+func (g *generator) tally() tally {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	reqs := make([]request, len(g.reqs))
-	for i, q := range g.reqs {
-		reqs[i] = *q
-	}
-	return joinInput{start: g.start, end: g.end, unit: g.unit, seconds: g.cfg.Scenario.Duration,
-		requests: reqs, dropped: g.dropped, late: g.late, maxLag: g.maxLag, queue: queue, queueCap: -1,
-		tieWindow: g.cfg.TieWindow, timeScale: g.cfg.TimeScale}
+	return tally{sent: g.sent, dropped: g.dropped, late: g.late, maxLag: g.maxLag, replies: maps.Clone(g.replies),
+		statuses: maps.Clone(g.statuses), timeline: g.timeline, joinable: g.joinable, overflow: g.overflow,
+		fromSchedule: g.fromSchedule, fromSend: g.fromSend}
 }
 
 // queueCapacity reads the station's queue capacity from its metrics; -1
@@ -132,7 +180,7 @@ func (g *generator) progress(ctx context.Context) {
 		}
 		g.mu.Lock()
 		p := Progress{Elapsed: float64(t), Duration: float64(g.cfg.Scenario.Duration),
-			Sent: len(g.reqs), Dropped: len(g.dropped), Replies: maps.Clone(g.replies)}
+			Sent: g.sent, Dropped: g.dropped, Replies: maps.Clone(g.replies)}
 		g.mu.Unlock()
 		g.cfg.Progress(p)
 	}

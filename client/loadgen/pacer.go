@@ -27,18 +27,36 @@ type RampPacer struct {
 
 var _ Pacer = RampPacer{}
 
+// segments are the ramp's stretches of constant rate: before, during and
+// after the peak, clipped to the run.
+func (p RampPacer) segments() [3]struct{ from, to, rate int } {
+	sc := p.Scenario
+	end := sc.Duration
+	rampStart, rampEnd := min(sc.RampStart, end), min(max(sc.RampEnd, sc.RampStart), end)
+	return [3]struct{ from, to, rate int }{
+		{0, rampStart, sc.BaseRate}, {rampStart, rampEnd, sc.PeakRate}, {rampEnd, end, sc.BaseRate},
+	}
+}
+
+// Len is how many arrivals the schedule has, as a float64 so that it
+// cannot overflow whatever the rates.
+func (p RampPacer) Len() float64 {
+	n := 0.0
+	for _, seg := range p.segments() {
+		if seg.rate > 0 && seg.to > seg.from {
+			n += float64(seg.to-seg.from) * float64(seg.rate)
+		}
+	}
+	return n
+}
+
 // Due implements Pacer. The ramp has at most three segments of constant
 // rate (before, during and after the peak), so Due takes constant time.
 func (p RampPacer) Due(hit int) (time.Duration, bool) {
 	if hit < 0 {
 		return 0, false
 	}
-	sc := p.Scenario
-	end := sc.Duration
-	rampStart, rampEnd := min(sc.RampStart, end), min(max(sc.RampEnd, sc.RampStart), end)
-	for _, seg := range [...]struct{ from, to, rate int }{
-		{0, rampStart, sc.BaseRate}, {rampStart, rampEnd, sc.PeakRate}, {rampEnd, end, sc.BaseRate},
-	} {
+	for _, seg := range p.segments() {
 		if seg.rate <= 0 || seg.to <= seg.from {
 			continue
 		}

@@ -3,31 +3,64 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/loadlab/loadlab/experiments/models"
 )
 
-// WriteResult writes a load run's result for people: the four outcomes, what
-// the generator could not do, the figures, and a chart over time.
+// WriteResult writes a load run's result for people: every outcome, what
+// the generator could not do, latency percentiles, the server's figures,
+// and a chart over time.
 func WriteResult(w io.Writer, cfg Config, r Result) error {
 	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s\n",
 		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target)
+	if r.Partial {
+		fmt.Fprintln(w, "PARTIAL: the run was interrupted; figures are for the time it ran.")
+	}
 	fmt.Fprintf(w, "Requests %d: on time %d, rejected %d, served too late %d, unfinished %d", r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished)
-	if !r.ServerJoined {
-		fmt.Fprintf(w, ", timed out (server outcome unknown) %d", r.TimedOut)
+	for _, o := range []struct {
+		n    int
+		name string
+	}{{r.Cancelled, "cancelled by the server"}, {r.TimedOut, "timed out (server outcome unknown)"},
+		{r.Unjoined, "unjoined (not in the server's log)"}, {r.ErrorStatus, "error status"}, {r.TransportErrors, "transport errors"}} {
+		if o.n > 0 {
+			fmt.Fprintf(w, ", %s %d", o.name, o.n)
+		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d started late, max send lag %.1f ms; %d transport errors\n",
-		r.Scheduled, r.Dropped, r.LateStarts, r.MaxSendLagMs, r.Errors)
-	p95 := "none"
-	if r.P95LatencyS != nil {
-		p95 = fmt.Sprintf("%.2f s", *r.P95LatencyS)
+	if len(r.StatusCodes) > 0 {
+		codes := slices.Sorted(maps.Keys(r.StatusCodes))
+		var parts []string
+		for _, c := range codes {
+			parts = append(parts, fmt.Sprintf("%d × %d", r.StatusCodes[c], c))
+		}
+		fmt.Fprintf(w, "Error statuses: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "p95 latency (on time, from the scheduled time) %s; wasted worker-seconds %.1f; peak queue %d; queue full at %s; empty again at %s\n",
-		p95, r.WastedWorkerS, r.PeakQueue, opt(r.QueueFullAtS), opt(r.QueueEmptyAtS))
-	if !r.ServerJoined {
-		fmt.Fprintln(w, "The target keeps no request log: too_late cannot be told from unfinished for requests the client gave up on.")
+	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d started late, max send lag %.1f ms\n",
+		r.Scheduled, r.Dropped, r.LateStarts, r.MaxSendLagMs)
+	for _, l := range []struct {
+		name string
+		l    Latency
+	}{{"from the scheduled time", r.LatencyFromSchedule}, {"from sending", r.LatencyFromSend}} {
+		if l.l.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "Latency of %d on-time requests %s (model s): p50 %.3f, p90 %.3f, p95 %.3f, p99 %.3f, p99.9 %.3f, max %.3f\n",
+			l.l.Count, l.name, l.l.P50, l.l.P90, l.l.P95, l.l.P99, l.l.P999, l.l.Max)
+	}
+	if !r.ServerIdentified {
+		fmt.Fprintln(w, "The target is not a loadlab mock service: only client-side figures; it was sent the load and nothing else.")
+		fmt.Fprintln(w, "Requests the client gave up on are timed_out: whether the server did the work is unknown.")
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintf(w, "Server: wasted worker-seconds %.1f; peak queue %d; queue full at %s; empty again at %s\n",
+			r.WastedWorkerS, r.PeakQueue, opt(r.QueueFullAtS), opt(r.QueueEmptyAtS))
+		if !r.ServerJoined {
+			fmt.Fprintf(w, "The server's request log did not hold %d of the requests the client gave up on: they are unjoined.\n", r.Unjoined)
+		}
 	}
 	fmt.Fprintln(w)
 	val := func(f func(Second) int) []int {
@@ -71,8 +104,10 @@ func WriteComparison(w io.Writer, model models.AdmissionResult, real Result) err
 	row(string(Rejected), model.Rejected, real.Rejected)
 	row(string(TooLate), model.TooLate, real.TooLate)
 	row(string(Unfinished), model.Unfinished, real.Unfinished)
-	if !real.ServerJoined {
-		fmt.Fprintf(tw, "timed_out (server outcome unknown)\t\t%d\t\t\t\n", real.TimedOut)
+	for _, o := range Outcomes[4:] { // the outcomes the model does not have
+		if n := real.Outcomes()[o]; n > 0 {
+			fmt.Fprintf(tw, "%s (not in the model)\t\t%d\t\t\t\n", o, n)
+		}
 	}
 	row("peak_queue", model.PeakQueue, real.PeakQueue)
 	fmt.Fprintf(tw, "wasted_worker_s\t%d\t%.1f\t%+.1f\t\t\n", model.WastedWorkerS, real.WastedWorkerS, real.WastedWorkerS-float64(model.WastedWorkerS))

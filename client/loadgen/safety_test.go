@@ -1,0 +1,150 @@
+package loadgen_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// recorder is a foreign HTTP endpoint that notes every request it gets and
+// answers with status.
+type recorder struct {
+	mu     sync.Mutex
+	seen   map[string]int
+	status int
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.seen[req.Method+" "+req.URL.Path]++
+	r.mu.Unlock()
+	w.WriteHeader(r.status)
+}
+
+func startRecorder(t *testing.T, status int) (*recorder, string) {
+	r := &recorder{seen: map[string]int{}, status: status}
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return r, srv.URL
+}
+
+// Against a target that is not a loadlab mock service, the generator asks
+// nothing but the load path: no reset, no metrics, no request log.
+func TestForeignTargetGetsOnlyTheLoad(t *testing.T) {
+	rec, url := startRecorder(t, http.StatusOK)
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 3, 3
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/api/orders", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for req := range rec.seen {
+		if req != "POST /api/orders" && req != "OPTIONS /api/orders" {
+			t.Errorf("the foreign target was sent %q", req)
+		}
+	}
+	if rec.seen["POST /api/orders"] != 12 || res.OnTime != 12 || res.ServerIdentified || res.ServerJoined {
+		t.Errorf("requests %v; result on time %d, identified %v, joined %v", rec.seen, res.OnTime, res.ServerIdentified, res.ServerJoined)
+	}
+}
+
+// A status outside 2xx, 429 and 503 is error_status, counted per code, and
+// is not a transport error.
+func TestErrorStatusIsItsOwnOutcome(t *testing.T) {
+	_, url := startRecorder(t, http.StatusNotFound)
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 2, 2
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/missing", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ErrorStatus != 4 || res.StatusCodes[404] != 4 || res.TransportErrors != 0 || res.Unfinished != 0 {
+		t.Errorf("error status %d %v, transport errors %d, unfinished %d; want 4 × 404 and nothing else",
+			res.ErrorStatus, res.StatusCodes, res.TransportErrors, res.Unfinished)
+	}
+}
+
+// Work the server dropped when its client left is cancelled, with no wasted
+// work, not too_late.
+func TestServerCancelledWorkIsCancelled(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate, sc.Workers, sc.Queue, sc.Timeout = 4, 2, 2, 1, 10, 1
+	cfg := endpoint(sc, 0.05, 0)
+	cfg.Enrichment.CancelOnDisconnect = true
+	m := startMock(t, cfg)
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cancelled == 0 || res.TooLate != 0 || res.WastedWorkerS != 0 || !res.ServerJoined {
+		t.Errorf("cancelled %d, too late %d, wasted %.2f, joined %v", res.Cancelled, res.TooLate, res.WastedWorkerS, res.ServerJoined)
+	}
+	if sum := sumOutcomes(res); sum != res.Requests {
+		t.Errorf("outcomes add up to %d of %d", sum, res.Requests)
+	}
+}
+
+func sumOutcomes(r loadgen.Result) int {
+	n := 0
+	for _, v := range r.Outcomes() {
+		n += v
+	}
+	return n
+}
+
+// A loadlab mock at another time scale would make every figure wrong.
+func TestTimeScaleMismatchIsRefused(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	m := startMock(t, cfg)
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: models.DefaultAdmissionScenario(),
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.2})
+	if !errors.Is(err, loadgen.ErrTimeScaleMismatch) || !strings.Contains(err.Error(), "0.1") {
+		t.Errorf("got %v, want ErrTimeScaleMismatch naming both scales", err)
+	}
+	if n := m.svc.Stats().Stations["enrichment"].Requests; n["served"]+n["rejected"] != 0 {
+		t.Errorf("load was sent: %v", n)
+	}
+}
+
+// An interrupted run returns what it measured, marked partial.
+func TestInterruptedRunIsPartial(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	m := startMock(t, endpoint(sc, 0.05, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond) // 12 of 60 model seconds
+	defer cancel()
+	res, err := loadgen.Load(ctx, loadgen.Config{Target: m.url + "/enrich", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Partial || res.Requests == 0 || res.Requests >= 300 || sumOutcomes(res) != res.Requests {
+		t.Errorf("partial %v, %d requests (outcomes %d); want a partial count of the first seconds", res.Partial, res.Requests, sumOutcomes(res))
+	}
+}
+
+// Input beyond the limits is refused before anything is sent, naming the
+// limit.
+func TestInputCaps(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration = loadgen.MaxDuration + 1
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "86400") {
+		t.Errorf("duration: %v", err)
+	}
+	sc = models.DefaultAdmissionScenario()
+	sc.BaseRate, sc.PeakRate = 1<<40, 1<<40
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "100000000") {
+		t.Errorf("arrivals: %v", err)
+	}
+}
