@@ -48,8 +48,11 @@ func (s *Service) Handler() http.Handler {
 	return mux
 }
 
+// handleEnrich and handleRecords read and check a request's body before it
+// counts as offered at the station (Station.Open): a client still sending
+// its body holds no worker and offers nothing yet, and a request refused
+// for bad input (4xx) never reaches the station.
 func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
-	defer s.enrichment.Open()()
 	if !validRequestID(w, r) {
 		return
 	}
@@ -65,6 +68,7 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "step: missing or below 1")
 		return
 	}
+	defer s.enrichment.Open()()
 	res := s.enrichment.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
 	if answeredUnserved(w, s.cfg.Enrichment, res) {
 		return
@@ -74,7 +78,6 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
-	defer s.records.Open()()
 	if !validRequestID(w, r) {
 		return
 	}
@@ -90,6 +93,7 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "complete: missing")
 		return
 	}
+	defer s.records.Open()()
 	res := s.records.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
 	if answeredUnserved(w, s.cfg.Records, res) {
 		return

@@ -19,9 +19,9 @@ var (
 	descQueueCap = prometheus.NewDesc(api.MetricQueueCapacity,
 		"Configured queue slots; -1 means unbounded.", []string{api.LabelService}, nil)
 	descOffered = prometheus.NewDesc(api.MetricOffered,
-		"HTTP requests open at the station now, including those being refused.", []string{api.LabelService}, nil)
+		"Requests open at the station now, including those being refused; a request counts once its body is complete and valid.", []string{api.LabelService}, nil)
 	descOfferedHWM = prometheus.NewDesc(api.MetricOfferedHighWater,
-		"Most HTTP requests open at the station at once since the last reset.", []string{api.LabelService}, nil)
+		"Most requests open at the station at once since the last reset (counted once the body is complete and valid).", []string{api.LabelService}, nil)
 	descBusyHWM = prometheus.NewDesc(api.MetricBusyHighWater,
 		"Most workers busy at once since the last reset.", []string{api.LabelService}, nil)
 	descQueueHWM = prometheus.NewDesc(api.MetricQueueHighWater,

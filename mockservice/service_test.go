@@ -128,7 +128,7 @@ loadlab_mock_requests_total{outcome="served",service="enrichment"} 0
 loadlab_mock_requests_total{outcome="served",service="records"} 12
 loadlab_mock_requests_total{outcome="served_after_client_left",service="enrichment"} 0
 loadlab_mock_requests_total{outcome="served_after_client_left",service="records"} 0
-# HELP loadlab_mock_offered_concurrency_high_water Most HTTP requests open at the station at once since the last reset.
+# HELP loadlab_mock_offered_concurrency_high_water Most requests open at the station at once since the last reset (counted once the body is complete and valid).
 # TYPE loadlab_mock_offered_concurrency_high_water gauge
 loadlab_mock_offered_concurrency_high_water{service="enrichment"} 0
 loadlab_mock_offered_concurrency_high_water{service="records"} 13
@@ -339,7 +339,7 @@ func histogramCount(t *testing.T, svc *mockservice.Service, name, service string
 func TestBadInput(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.01
-	url, _ := startService(t, cfg)
+	url, svc := startService(t, cfg)
 	big := `{"id":"` + strings.Repeat("x", api.MaxBodyBytes) + `","complete":true}`
 	tests := []struct {
 		name, method, path, body string
@@ -372,6 +372,10 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Bad input never reached the system of record: not offered, not counted.
+	if rs := svc.Stats().Stations[api.Records]; rs.HighWater.Offered != 0 || rs.Requests[api.OutcomeServed]+rs.Requests[api.OutcomeRejected] != 0 {
+		t.Errorf("records after bad input only: offered high water %d, requests %v; want none", rs.HighWater.Offered, rs.Requests)
 	}
 }
 

@@ -93,9 +93,12 @@ func (s *Station) SetDistribution(d latency.Distribution) {
 }
 
 // Open records that one more request is open at the station and returns the
-// function that records it has left. Call it for every HTTP request that
-// reaches the station, before anything else, so refusals count as offered
-// concurrency.
+// function that records it has left. Call it for every request once its
+// body is complete and valid, before Do, so that refusals count as offered
+// concurrency. A request still sending its body (which holds no worker, for
+// as long as the server's read timeout allows) or refused for bad input is
+// not offered: offered concurrency is what the clients asked of the
+// station's workers.
 func (s *Station) Open() (leave func()) {
 	s.mu.Lock()
 	s.offered++
