@@ -1,13 +1,15 @@
 // Package budgets guards outbound calls with per-dependency budgets: a
 // concurrency limit (permits), an optional rate limit, and two separate
-// deadlines — how long a caller may wait for a permit, and how long the call
+// deadlines — how long a caller may wait before its call (for a rate token,
+// then a permit: one permit timeout bounds both), and how long the call
 // itself may take, counted only from the moment the permit is held, so local
-// queueing never eats the call's time.
+// queueing never eats the call's time. No permit is held while waiting for a
+// token.
 //
-// Every call ends in exactly one Class and is recorded, with its latency, in
-// the Metrics of the dependency it went to. One Budget may guard several
-// dependencies; several budgets may draw from one Pool of permits, each
-// with its own rate limit. Metrics stay per dependency.
+// Every call ends in exactly one Class and is recorded, with its waits and
+// latency, in the Metrics of the dependency it went to. One Budget may guard
+// several dependencies; several budgets may draw from one Pool of permits,
+// each with its own rate limit. Metrics stay per dependency.
 package budgets
 
 import (
@@ -31,16 +33,21 @@ const (
 	Rejected Class = "rejected"
 	// CallTimeout: the call took longer than the call timeout.
 	CallTimeout Class = "call_timeout"
-	// PermitTimeout: no permit (or rate token) within the permit timeout; the
-	// call was never made.
+	// PermitTimeout: the caller had its rate token (or the budget has no
+	// rate limit) but no permit before the permit timeout ran out; the call
+	// was never made, and the token is spent.
 	PermitTimeout Class = "permit_timeout"
+	// RateTimeout: no rate token could be had before the permit timeout ran
+	// out; the caller waited the whole permit timeout without holding a
+	// permit, and the call was never made.
+	RateTimeout Class = "rate_timeout"
 	// Error: a transport error, another status, or the caller's context
 	// ended.
 	Error Class = "error"
 )
 
 // Classes lists every Class in a stable order.
-var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, Error}
+var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, RateTimeout, Error}
 
 // Defaults for a Config.
 const (
@@ -68,7 +75,8 @@ type Config struct {
 	// Burst is how many calls may start at once under Rate (≥ 1 when Rate > 0;
 	// 0 means 1).
 	Burst int `json:"burst,omitempty" yaml:"burst,omitempty"`
-	// PermitTimeout is how long a caller may wait for a permit (> 0).
+	// PermitTimeout is how long a caller may wait before its call, for a
+	// rate token and a permit together (> 0).
 	PermitTimeout time.Duration `json:"permit_timeout" yaml:"permit_timeout"`
 	// CallTimeout is how long the call may take once the permit is held (> 0).
 	CallTimeout time.Duration `json:"call_timeout" yaml:"call_timeout"`
@@ -100,10 +108,16 @@ type Result struct {
 	Class Class
 	// Status is the HTTP status, 0 when no answer came.
 	Status int
-	// PermitWait is the time spent waiting for the permit and rate token;
-	// Latency the time of the call itself (zero when it was never made).
-	PermitWait, Latency time.Duration
-	Err                 error
+	// RateWait is the time spent waiting for a rate token, PermitWait the
+	// time then spent waiting for a permit: each the real time waited, zero
+	// for a wait the budget does not have or the caller never reached (no
+	// permit wait after a RateTimeout). After a RateTimeout or a
+	// PermitTimeout they add up to the permit timeout (exactly under
+	// testing/synctest; plus the timers' lateness in real time).
+	RateWait, PermitWait time.Duration
+	// Latency is the time of the call itself (zero when it was never made).
+	Latency time.Duration
+	Err     error
 }
 
 // Call is the guarded operation: it gets a context carrying the call
@@ -159,23 +173,32 @@ func (b *Budget) Name() string { return b.name }
 // Unlimited).
 func (b *Budget) Config() Config { return b.cfg }
 
-// Do waits for a permit (and rate token) for at most the permit timeout,
-// then runs call with the call timeout, counted from when the permit was
-// acquired. The permit is released when call returns. The result is
-// recorded under dependency. If ctx ends first, Do returns class Error with
-// ctx's error and holds no permit.
+// Do waits for a rate token (when the budget has a rate limit), then for a
+// permit (when it has permits), then runs call with the call timeout,
+// counted from when the permit is held; the permit is released when call
+// returns. No permit is held while waiting for a token.
+//
+// The permit timeout bounds both waits together: one deadline, set when Do
+// is called. A caller that cannot have a token before the deadline waits
+// until the deadline, takes no token and ends RateTimeout; one that has its
+// token but no permit by the deadline ends PermitTimeout, and its token is
+// spent (it counted against the rate though no call was made). Either way
+// the call is never made. If ctx ends first, Do returns class Error with
+// ctx's error, holds no permit and gives back a token it was waiting for.
+// The result, with the real time of each wait, is recorded under
+// dependency.
 func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	d := b.metrics.dependency(dependency)
-	waitStart := time.Now()
-	if err := b.acquire(ctx, d); err != nil {
-		res := Result{Class: PermitTimeout, PermitWait: time.Since(waitStart), Err: err}
+	var res Result
+	reached, err := b.acquire(ctx, d, &res)
+	if err != nil {
+		res.Err = err
 		if ctx.Err() != nil {
 			res.Class, res.Err = Error, ctx.Err()
 		}
-		d.record(res)
+		d.record(res, reached)
 		return res
 	}
-	wait := time.Since(waitStart)
 	d.start()
 	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
 	callStart := time.Now()
@@ -188,34 +211,86 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	if b.pool != nil {
 		b.pool.release()
 	}
-	res := Result{Class: classify(status, err, timedOut), Status: status, PermitWait: wait, Latency: latency, Err: err}
-	d.record(res)
+	res.Class, res.Status, res.Latency, res.Err = classify(status, err, timedOut), status, latency, err
+	d.record(res, reached)
 	return res
 }
 
-// acquire takes a permit, then a rate token, within the permit timeout.
-func (b *Budget) acquire(ctx context.Context, d *depMetrics) error {
+// stages says which waits a caller reached: the budget has them and the
+// caller got that far. Only those waits are observed in the histograms.
+type stages struct{ rate, permit bool }
+
+// acquire waits for a rate token, then a permit, before one deadline. It
+// sets res's waits, and on failure its Class (RateTimeout or PermitTimeout;
+// Do turns an ended ctx into Error).
+func (b *Budget) acquire(ctx context.Context, d *depMetrics, res *Result) (stages, error) {
+	var reached stages
 	if b.pool == nil && b.limiter == nil {
-		return nil
+		return reached, nil
 	}
 	d.waiting(1)
 	defer d.waiting(-1)
-	pctx, cancel := context.WithTimeout(ctx, b.cfg.PermitTimeout)
-	defer cancel()
-	if b.pool != nil {
-		if err := b.pool.acquire(pctx); err != nil {
-			return fmt.Errorf("budgets: %s: no permit within %v: %w", b.name, b.cfg.PermitTimeout, err)
-		}
-	}
+	start := time.Now()
+	deadline := start.Add(b.cfg.PermitTimeout)
 	if b.limiter != nil {
-		if err := b.limiter.Wait(pctx); err != nil {
-			if b.pool != nil {
-				b.pool.release()
-			}
-			return fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
+		reached.rate = true
+		err := b.token(ctx, deadline)
+		res.RateWait = time.Since(start)
+		if err != nil {
+			res.Class = RateTimeout
+			return reached, fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
 		}
 	}
-	return nil
+	if b.pool != nil {
+		reached.permit = true
+		permitStart := time.Now()
+		pctx, cancel := context.WithDeadline(ctx, deadline)
+		err := b.pool.acquire(pctx)
+		cancel()
+		res.PermitWait = time.Since(permitStart)
+		if err != nil {
+			res.Class = PermitTimeout
+			return reached, fmt.Errorf("budgets: %s: no permit within %v: %w", b.name, b.cfg.PermitTimeout, err)
+		}
+	}
+	return reached, nil
+}
+
+// errNoToken: the limiter had no token for the caller before the deadline.
+var errNoToken = errors.New("next token after the deadline")
+
+// token waits for a rate token that comes strictly before deadline. When the
+// limiter says none will, it gives the reservation back and waits until the
+// deadline anyway (as a semaphore does for a request it can never grant): a
+// timeout always means the whole permit timeout passed, and a caller told
+// early cannot come straight back and spin. If ctx ends first it gives back
+// the token it was waiting for and returns ctx.Err().
+func (b *Budget) token(ctx context.Context, deadline time.Time) error {
+	now := time.Now()
+	r := b.limiter.ReserveN(now, 1) // always OK: 1 ≤ burst
+	delay := r.DelayFrom(now)
+	if delay == 0 {
+		return nil
+	}
+	inTime := now.Add(delay).Before(deadline)
+	if !inTime {
+		r.CancelAt(now)
+		delay = deadline.Sub(now)
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		if !inTime {
+			return errNoToken
+		}
+		return nil
+	case <-ctx.Done():
+		if inTime { // a reservation is cancelled once only
+			r.Cancel()
+		}
+		return ctx.Err()
+	}
 }
 
 func classify(status int, err error, timedOut bool) Class {

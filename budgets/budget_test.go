@@ -182,7 +182,7 @@ loadlab_client_calls_in_flight{dependency="dep"} 0
 // The budgets' metrics pass the metrics linter.
 func TestMetricsAreLintClean(t *testing.T) {
 	m, reg := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	b, err := New("b", Config{Limit: 1, Rate: 100, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,11 @@ func TestSharedBudgetCountsPerDependency(t *testing.T) {
 	}
 }
 
-func TestRateLimitIsSeparateFromPermits(t *testing.T) {
+// A caller that can have no rate token before the permit timeout runs out
+// waits the whole permit timeout, is classed rate_timeout (not
+// permit_timeout), and takes no token: the next token is still there for
+// the next caller.
+func TestRateTimeoutWaitsOutThePermitTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
 		// Plenty of permits, but 5 calls/s with a burst of 1: after the first
@@ -220,10 +224,26 @@ func TestRateLimitIsSeparateFromPermits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		start := time.Now()
 		first := b.Do(context.Background(), "dep", status(200))
-		second := b.Do(context.Background(), "dep", status(200))
-		if first.Class != OK || second.Class != PermitTimeout {
-			t.Errorf("classes %s, %s; want ok, then permit_timeout from the rate limit", first.Class, second.Class)
+		called := false
+		second := b.Do(context.Background(), "dep", func(context.Context) (int, error) { called = true; return 200, nil })
+		if first.Class != OK || first.RateWait != 0 || first.PermitWait != 0 {
+			t.Errorf("first: %s after %v for the token, %v for the permit; want ok at once", first.Class, first.RateWait, first.PermitWait)
+		}
+		if second.Class != RateTimeout || called || second.RateWait != 60*time.Millisecond || second.PermitWait != 0 ||
+			time.Since(start) != 60*time.Millisecond {
+			t.Errorf("second: %s (called %v) after %v for the token, %v for the permit, at %v; want rate_timeout after exactly 60 ms, never called",
+				second.Class, called, second.RateWait, second.PermitWait, time.Since(start))
+		}
+		// The token at 200 ms was not taken by the caller who gave up.
+		time.Sleep(200*time.Millisecond - time.Since(start))
+		if third := b.Do(context.Background(), "dep", status(200)); third.Class != OK || third.RateWait != 0 {
+			t.Errorf("third, at 200 ms: %s after %v for the token; want ok at once", third.Class, third.RateWait)
+		}
+		got := m.Snapshot()["dep"].Calls
+		if got[RateTimeout] != 1 || got[PermitTimeout] != 0 || got[OK] != 2 {
+			t.Errorf("counted %v; want 2 ok, 1 rate_timeout, 0 permit_timeout", got)
 		}
 		// With a token in reach, the caller waits for it: 20/s is a token
 		// every 50 ms.
@@ -231,14 +251,69 @@ func TestRateLimitIsSeparateFromPermits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
-		for range 3 {
-			if c := b2.Do(context.Background(), "dep2", status(200)).Class; c != OK {
-				t.Errorf("class %s, want ok", c)
+		start = time.Now()
+		for i := range 3 {
+			if r := b2.Do(context.Background(), "dep2", status(200)); r.Class != OK || r.RateWait != time.Duration(min(i, 1))*50*time.Millisecond {
+				t.Errorf("call %d: %s after %v for the token, want ok after %v", i, r.Class, r.RateWait, time.Duration(min(i, 1))*50*time.Millisecond)
 			}
 		}
 		if el := time.Since(start); el != 100*time.Millisecond {
 			t.Errorf("3 calls at 20/s took %v, want 100 ms", el)
+		}
+	})
+}
+
+// A caller whose context ends while it waits for a token ends as an error
+// after the real time waited, and gives the token back.
+func TestCancelledWhileWaitingForAToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		b, err := New("b", Config{Limit: 1, Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Do(context.Background(), "dep", status(200)) // the token of 0 s; the next comes at 1 s
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if r := b.Do(ctx, "dep", status(200)); r.Class != Error || !errors.Is(r.Err, context.DeadlineExceeded) || r.RateWait != 100*time.Millisecond {
+			t.Errorf("%s (%v) after %v for the token; want error with the context's deadline after 100 ms", r.Class, r.Err, r.RateWait)
+		}
+		// Given back: the next caller, at 100 ms, has the token of 1 s, not 2 s.
+		if r := b.Do(context.Background(), "dep", status(200)); r.Class != OK || r.RateWait != 900*time.Millisecond {
+			t.Errorf("next caller: %s after %v for the token; want ok after 900 ms", r.Class, r.RateWait)
+		}
+	})
+}
+
+// No permit is held while waiting for a token: a budget waiting for its
+// next token does not keep another budget on the same pool from calling.
+func TestNoPermitHeldWhileWaitingForAToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMetrics(t)
+		pool := NewPool(1)
+		slow, err := New("slow", Config{Pool: pool, Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		free, err := New("free", Config{Pool: pool, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sleep := func(context.Context) (int, error) { time.Sleep(10 * time.Millisecond); return 200, nil }
+		slow.Do(context.Background(), "slow", sleep) // 0–10 ms; slow's next token comes at 1 s
+		time.Sleep(10 * time.Millisecond)
+		var waiter Result
+		var wg sync.WaitGroup
+		wg.Go(func() { waiter = slow.Do(context.Background(), "slow", sleep) }) // from 20 ms
+		time.Sleep(10 * time.Millisecond)
+		r := free.Do(context.Background(), "free", sleep) // at 30 ms
+		wg.Wait()
+		if r.Class != OK || r.PermitWait != 0 {
+			t.Errorf("the other budget: %s after %v for the permit; want ok at once", r.Class, r.PermitWait)
+		}
+		if waiter.Class != OK || waiter.RateWait != 980*time.Millisecond || waiter.PermitWait != 0 {
+			t.Errorf("the waiter: %s after %v for the token and %v for the permit; want ok after 980 ms and 0",
+				waiter.Class, waiter.RateWait, waiter.PermitWait)
 		}
 	})
 }
@@ -383,4 +458,147 @@ func TestPoolInvariantsPanic(t *testing.T) {
 			tt.f()
 		})
 	}
+}
+
+// C3 with rates: two budgets on one pool of 2 permits, enrichment at 2
+// tokens/s and records at 0.5/s (burst 1 each), a permit timeout of 1.5 s
+// for both waits together, calls of 1.25 s. (Times are multiples of 1/8 s,
+// so the limiter's float arithmetic is exact.) Callers arrive at fixed
+// times; worked out by hand, in ms:
+//
+//	caller  arrives  token (rate wait)          permit (permit wait)       class
+//	e1        0      0 (0)                      0 (0)                      ok, 0–1250
+//	r1      125      125 (0)                    125 (0)                    ok, 125–1375
+//	e2      250      500 (250)                  1250, e1's (750)           ok, 1250–2500
+//	r2      375      next at 2125 ≥ 1875: none  —                          rate_timeout at 1875 (1500)
+//	e3      500      1000 (500)                 1375, r1's (375)           ok, 1375–2625
+//	e4      625      1500 (875)                 none by 2125 (625)         permit_timeout, token spent
+//	e5      750      2000 (1250): e4's spent    none by 2250 (250)         permit_timeout
+//	r3     2375      2375 (0): r2 took none     2500, e2's (125)           ok, 2500–3750
+//
+// Enrichment's tokens come 500 ms apart and records' 2 s apart, each budget
+// on its own rate; never more than 2 calls in flight together.
+func TestSharedPoolWithARatePerBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, reg := newMetrics(t)
+		pool := NewPool(2)
+		ms := time.Millisecond
+		enrich, err := New("enrichment", Config{Pool: pool, Rate: 2, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records, err := New("records", Config{Pool: pool, Rate: 0.5, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		inFlight, peak := 0, 0
+		call := func(context.Context) (int, error) {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			mu.Unlock()
+			time.Sleep(1250 * ms)
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return 200, nil
+		}
+		type want struct {
+			class                Class
+			rateWait, permitWait time.Duration
+		}
+		callers := []struct {
+			name    string
+			b       *Budget
+			arrives time.Duration
+			want    want
+		}{
+			{"e1", enrich, 0, want{OK, 0, 0}},
+			{"r1", records, 125 * ms, want{OK, 0, 0}},
+			{"e2", enrich, 250 * ms, want{OK, 250 * ms, 750 * ms}},
+			{"r2", records, 375 * ms, want{RateTimeout, 1500 * ms, 0}},
+			{"e3", enrich, 500 * ms, want{OK, 500 * ms, 375 * ms}},
+			{"e4", enrich, 625 * ms, want{PermitTimeout, 875 * ms, 625 * ms}},
+			{"e5", enrich, 750 * ms, want{PermitTimeout, 1250 * ms, 250 * ms}},
+			{"r3", records, 2375 * ms, want{OK, 0, 125 * ms}},
+		}
+		got := make([]Result, len(callers))
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, c := range callers {
+			wg.Go(func() {
+				time.Sleep(c.arrives)
+				got[i] = c.b.Do(context.Background(), c.b.Name(), call)
+			})
+		}
+		wg.Wait()
+		for i, c := range callers {
+			g := want{got[i].Class, got[i].RateWait, got[i].PermitWait}
+			if g != c.want {
+				t.Errorf("%s: %s after %v for the token, %v for the permit; want %s after %v and %v",
+					c.name, g.class, g.rateWait, g.permitWait, c.want.class, c.want.rateWait, c.want.permitWait)
+			}
+		}
+		if el := time.Since(start); peak != 2 || el != 3750*ms {
+			t.Errorf("peak %d calls in flight, last done at %v; want 2, 3.75 s", peak, el)
+		}
+		wantCalls := `
+# HELP loadlab_client_calls_total Calls by how they ended: ok, rejected, call_timeout, permit_timeout, rate_timeout, error.
+# TYPE loadlab_client_calls_total counter
+loadlab_client_calls_total{class="call_timeout",dependency="enrichment"} 0
+loadlab_client_calls_total{class="error",dependency="enrichment"} 0
+loadlab_client_calls_total{class="ok",dependency="enrichment"} 3
+loadlab_client_calls_total{class="permit_timeout",dependency="enrichment"} 2
+loadlab_client_calls_total{class="rate_timeout",dependency="enrichment"} 0
+loadlab_client_calls_total{class="rejected",dependency="enrichment"} 0
+loadlab_client_calls_total{class="call_timeout",dependency="records"} 0
+loadlab_client_calls_total{class="error",dependency="records"} 0
+loadlab_client_calls_total{class="ok",dependency="records"} 2
+loadlab_client_calls_total{class="permit_timeout",dependency="records"} 0
+loadlab_client_calls_total{class="rate_timeout",dependency="records"} 1
+loadlab_client_calls_total{class="rejected",dependency="records"} 0
+`
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(wantCalls), "loadlab_client_calls_total"); err != nil {
+			t.Error(err)
+		}
+		// Every caller waited for a token; r2 never reached the permit wait,
+		// so it is not observed there as a wait of 0.
+		for _, h := range []struct {
+			metric, dependency string
+			want               uint64
+		}{
+			{"loadlab_client_rate_wait_seconds", "enrichment", 5},
+			{"loadlab_client_rate_wait_seconds", "records", 3},
+			{"loadlab_client_permit_wait_seconds", "enrichment", 5},
+			{"loadlab_client_permit_wait_seconds", "records", 2},
+		} {
+			if n := observations(t, reg, h.metric, h.dependency); n != h.want {
+				t.Errorf("%s{dependency=%q}: %d observations, want %d", h.metric, h.dependency, n, h.want)
+			}
+		}
+	})
+}
+
+// observations returns how many values the histogram metric holds for
+// dependency.
+func observations(t *testing.T, reg *prometheus.Registry, metric, dependency string) uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metric {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "dependency" && l.GetValue() == dependency {
+					return mt.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
 }

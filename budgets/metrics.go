@@ -1,6 +1,7 @@
 package budgets
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +17,8 @@ const namespace = "loadlab_client"
 // per run and share it among that run's budgets.
 type Metrics struct {
 	inFlight, waiting, highWater *prometheus.GaugeVec
-	permitWait, callDuration     *prometheus.HistogramVec
+	permitWait, rateWait         *prometheus.HistogramVec
+	callDuration                 *prometheus.HistogramVec
 	calls                        *prometheus.CounterVec
 
 	mu   sync.Mutex
@@ -28,19 +30,25 @@ type Metrics struct {
 // metrics of these names: give each run a registry of its own.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
+	classes := make([]string, len(Classes))
+	for i, c := range Classes {
+		classes[i] = string(c)
+	}
 	return &Metrics{
 		inFlight: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight",
 			Help: "Calls holding a permit and in progress, per dependency."}, []string{"dependency"}),
 		waiting: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "permit_waiting",
-			Help: "Callers waiting for a permit or rate token, per dependency."}, []string{"dependency"}),
+			Help: "Callers waiting for a rate token or a permit, per dependency."}, []string{"dependency"}),
 		highWater: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight_high_water",
 			Help: "Most calls in flight at once, per dependency, since the metrics were created."}, []string{"dependency"}),
 		permitWait: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "permit_wait_seconds",
-			Help: "Time spent waiting for a permit and rate token.", Buckets: api.DurationBuckets}, []string{"dependency"}),
+			Help: "Time spent waiting for a permit (after any rate token), by calls that waited for one.", Buckets: api.DurationBuckets}, []string{"dependency"}),
+		rateWait: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "rate_wait_seconds",
+			Help: "Time spent waiting for a rate token, by calls of rate-limited budgets.", Buckets: api.DurationBuckets}, []string{"dependency"}),
 		callDuration: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "call_duration_seconds",
 			Help: "Time of the call itself, from permit to answer.", Buckets: api.DurationBuckets}, []string{"dependency"}),
 		calls: f.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "calls_total",
-			Help: "Calls by how they ended: ok, rejected, call_timeout, permit_timeout, error."}, []string{"dependency", "class"}),
+			Help: "Calls by how they ended: " + strings.Join(classes, ", ") + "."}, []string{"dependency", "class"}),
 		deps: map[string]*depMetrics{},
 	}
 }
@@ -87,7 +95,8 @@ type depMetrics struct {
 	calls            map[Class]int
 	gInFlight, gWait prometheus.Gauge
 	gHigh            prometheus.Gauge
-	hWait, hCall     prometheus.Observer
+	hPermit, hRate   prometheus.Observer
+	hCall            prometheus.Observer
 }
 
 func (m *Metrics) dependency(name string) *depMetrics {
@@ -98,8 +107,8 @@ func (m *Metrics) dependency(name string) *depMetrics {
 	}
 	d := &depMetrics{m: m, name: name, calls: map[Class]int{},
 		gInFlight: m.inFlight.WithLabelValues(name), gWait: m.waiting.WithLabelValues(name),
-		gHigh: m.highWater.WithLabelValues(name), hWait: m.permitWait.WithLabelValues(name),
-		hCall: m.callDuration.WithLabelValues(name)}
+		gHigh: m.highWater.WithLabelValues(name), hPermit: m.permitWait.WithLabelValues(name),
+		hRate: m.rateWait.WithLabelValues(name), hCall: m.callDuration.WithLabelValues(name)}
 	for _, c := range Classes {
 		m.calls.WithLabelValues(name, string(c))
 	}
@@ -127,12 +136,19 @@ func (d *depMetrics) end() {
 	d.gInFlight.Dec()
 }
 
-func (d *depMetrics) record(r Result) {
+// record counts r and observes the waits the caller reached (a wait the
+// budget does not have, or one after a failed wait, is not observed as 0).
+func (d *depMetrics) record(r Result, reached stages) {
 	d.m.mu.Lock()
 	d.calls[r.Class]++
 	d.m.mu.Unlock()
 	d.m.calls.WithLabelValues(d.name, string(r.Class)).Inc()
-	d.hWait.Observe(r.PermitWait.Seconds())
+	if reached.rate {
+		d.hRate.Observe(r.RateWait.Seconds())
+	}
+	if reached.permit {
+		d.hPermit.Observe(r.PermitWait.Seconds())
+	}
 	if r.Latency > 0 { // the call was made
 		d.hCall.Observe(r.Latency.Seconds())
 	}
