@@ -43,8 +43,13 @@ type AdmissionScenario struct {
 	RampStart   int    `json:"ramp_start_s"`
 	RampEnd     int    `json:"ramp_end_s"`
 	Users       int    `json:"users"`
-	Think       int    `json:"think_s"`
-	Duration    int    `json:"duration_s"`
+	// Think is how long a closed user waits before its next request: Think
+	// seconds after a reply or a give-up (0: again in the same second), and
+	// max(Think, 1) after a rejection (ThinkAfterRejection), so that a
+	// rejected user waits at least one step and never resends into the
+	// arrival phase it was rejected in.
+	Think    int `json:"think_s"`
+	Duration int `json:"duration_s"`
 }
 
 // DefaultAdmissionScenario is the document's opening run: 2 requests/s,
@@ -98,6 +103,12 @@ func (s AdmissionScenario) Validate() error {
 	return nil
 }
 
+// ThinkAfterRejection is how long, in seconds, a closed user waits after a
+// rejection before its next request: Think, but at least 1 — one scheduling
+// step, because the arrival phase it was rejected in is over. (After a
+// reply or a give-up it waits Think.)
+func (s AdmissionScenario) ThinkAfterRejection() int { return max(s.Think, 1) }
+
 // Rate is the open generator's arrivals at second t.
 func (s AdmissionScenario) Rate(t int) int {
 	if t >= s.RampStart && t < s.RampEnd {
@@ -148,8 +159,16 @@ type admissionRequest struct {
 // Timeout seconds give up (the server still serves it); (4) new requests
 // arrive: each starts on a free worker, waits in the queue if it has room,
 // or is rejected at once. Requests still queued or running after the last
-// second are unfinished. Closed users send their next request Think seconds
-// after a reply, rejection or give-up.
+// second are unfinished.
+//
+// Closed users: user i first sends at second i mod 5; within one arrival
+// phase users send in order of their number. A user whose request ends at
+// second t sends its next one at t + Think after a reply (phase 1) or a
+// give-up (phase 3) — with Think 0 in the arrival phase of that same second,
+// which comes after them — and at t + max(Think, 1) after a rejection
+// (phase 4): a rejected user waits at least one scheduling step, since the
+// arrival phase it was rejected in is over. With the document's Think of 1
+// the two rules agree.
 func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 	if err := s.Validate(); err != nil {
 		return AdmissionResult{}, fmt.Errorf("models: %w", err)
@@ -165,11 +184,14 @@ func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 		}
 	}
 	lastNonEmpty := -1
-	settle := func(r *admissionRequest, t int) {
+	// settle schedules a closed user's next request after its request
+	// ended at t: after wait seconds.
+	settle := func(r *admissionRequest, t, wait int) {
 		if r.user >= 0 {
-			nextSend[r.user] = t + s.Think
+			nextSend[r.user] = t + wait
 		}
 	}
+	afterRejection := s.ThinkAfterRejection()
 	for t := 0; t < s.Duration; t++ {
 		sec := Second{T: t}
 		// (1) completions
@@ -189,7 +211,7 @@ func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 			res.OnTime++
 			sec.OnTime++
 			latencies = append(latencies, t-r.arrival)
-			settle(r, t)
+			settle(r, t, s.Think)
 		}
 		running = kept
 		// (2) starts
@@ -205,7 +227,7 @@ func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 				if !r.gaveUp && t-r.arrival >= s.Timeout {
 					r.gaveUp = true
 					sec.GaveUp++
-					settle(r, t)
+					settle(r, t, s.Think)
 				}
 			}
 		}
@@ -223,7 +245,7 @@ func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 			default:
 				res.Rejected++
 				sec.Rejected++
-				settle(r, t)
+				settle(r, t, afterRejection)
 			}
 		}
 		if s.Generator == GeneratorOpen {

@@ -181,6 +181,84 @@ func TestAdmissionPhaseOrder(t *testing.T) {
 	}
 }
 
+// A closed user waits Think seconds after a reply or a give-up and at least
+// one second after a rejection. Worked out by hand from the phase order
+// (completions, starts, give-ups, arrivals; users arrive in number order):
+//
+// 2 users, 1 worker, no queue, service 5 s, timeout 10 s, 60 s; user 0
+// first sends at 0, user 1 at 1. Nothing queues, so nothing is given up.
+//
+// Think 0. t=0: u0 starts (0–5). t=1..4: u1 is rejected, sends again at
+// t+max(0,1) = t+1. t=5: u0 completes on time (latency 5) and sends again
+// at 5+0 = 5, in this second's arrival phase, before u1: u0 starts (5–10),
+// u1 is rejected. So every 5 s: u0 holds the worker, u1 is rejected each
+// second. u0 sends at 0, 5, …, 55: 12 requests, 11 on time (latency 5), the
+// one at 55 still running at 60: unfinished. u1 sends at 1..59: 59
+// rejected. 71 requests; 2 arrivals in seconds 5, 10, …, 55, 1 in the others.
+//
+// Think 1. t=0: u0 starts (0–5). t=1..4: u1 rejected, next at t+1. t=5: u0
+// completes on time, next at 6; u1 arrives and starts (5–10). t=6..9: u0
+// rejected. t=10: u1 completes, next at 11; u0 starts (10–15). The worker
+// alternates: each block 5k..5k+4 (k = 0..11) is one start and 4
+// rejections. 12 starts, 11 on time (latency 5), 1 unfinished (55–60), 48
+// rejected: 60 requests, 1 arrival every second.
+//
+// Give-up at think 0. 1 user, 1 worker, no queue, service 2 s, timeout 1 s,
+// 5 s. t=0: A starts (0–2). t=1: u0 gives up on A (waited 1 s) and sends
+// again at 1+0 = 1, this second's arrival phase: rejected (A still holds the
+// worker), next at 1+max(0,1) = 2. t=2: A completes too late (2 wasted
+// worker-seconds); u0's B starts (2–4). t=3: gives up on B, resends at once,
+// rejected. t=4: B too late; C starts (4–6), unfinished. 5 requests: 2 too
+// late, 2 rejected, 1 unfinished, 4 wasted worker-seconds; 1 arrival every
+// second.
+func TestAdmissionClosedUserAfterARejection(t *testing.T) {
+	intp := func(v int) *int { return &v }
+	every := func(n int) []int { return slices.Repeat([]int{1}, n) }
+	think0 := every(60)
+	for t := 5; t < 60; t += 5 {
+		think0[t] = 2
+	}
+	type outcome struct {
+		requests, onTime, rejected, tooLate, unfinished, wasted int
+		p95                                                     *int
+	}
+	tests := []struct {
+		name     string
+		s        AdmissionScenario
+		want     outcome
+		arrivals []int
+	}{
+		{"think 0", AdmissionScenario{Workers: 1, ServiceTime: 5, Queue: 0, Timeout: 10, Generator: GeneratorClosed, Users: 2, Think: 0, Duration: 60},
+			outcome{71, 11, 59, 0, 1, 0, intp(5)}, think0},
+		{"think 1", AdmissionScenario{Workers: 1, ServiceTime: 5, Queue: 0, Timeout: 10, Generator: GeneratorClosed, Users: 2, Think: 1, Duration: 60},
+			outcome{60, 11, 48, 0, 1, 0, intp(5)}, every(60)},
+		{"give-up at think 0", AdmissionScenario{Workers: 1, ServiceTime: 2, Queue: 0, Timeout: 1, Generator: GeneratorClosed, Users: 1, Think: 0, Duration: 5},
+			outcome{5, 0, 2, 2, 1, 4, nil}, every(5)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := SimulateAdmission(tt.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := outcome{r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished, r.WastedWorkerS, r.P95LatencyS}
+			if got.requests != tt.want.requests || got.onTime != tt.want.onTime || got.rejected != tt.want.rejected ||
+				got.tooLate != tt.want.tooLate || got.unfinished != tt.want.unfinished || got.wasted != tt.want.wasted || !eqp(got.p95, tt.want.p95) {
+				t.Errorf("got %d requests: %d on time, %d rejected, %d too late, %d unfinished, %d wasted, p95 %v\nwant %d: %d, %d, %d, %d, %d, p95 %v",
+					got.requests, got.onTime, got.rejected, got.tooLate, got.unfinished, got.wasted, show(got.p95),
+					tt.want.requests, tt.want.onTime, tt.want.rejected, tt.want.tooLate, tt.want.unfinished, tt.want.wasted, show(tt.want.p95))
+			}
+			arrivals := make([]int, len(r.Timeline))
+			for i, sec := range r.Timeline {
+				arrivals[i] = sec.Arrivals
+			}
+			if !slices.Equal(arrivals, tt.arrivals) {
+				t.Errorf("arrivals per second %v\nwant %v", arrivals, tt.arrivals)
+			}
+		})
+	}
+}
+
 func TestAdmissionValidation(t *testing.T) {
 	tests := []struct {
 		name   string

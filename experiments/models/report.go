@@ -123,7 +123,8 @@ func WriteAdmission(w io.Writer, s AdmissionScenario, r AdmissionResult) error {
 		fmt.Fprintf(w, "Scenario: open generator, %d/s, %d/s from %d s to %d s, then %d/s again\n",
 			s.BaseRate, s.PeakRate, s.RampStart, s.RampEnd, s.BaseRate)
 	} else {
-		fmt.Fprintf(w, "Scenario: closed generator, %d users, each thinks %d s after a reply, rejection or timeout\n", s.Users, s.Think)
+		fmt.Fprintf(w, "Scenario: closed generator, %d users, each thinks %d s after a reply or timeout and %d s after a rejection\n",
+			s.Users, s.Think, s.ThinkAfterRejection())
 	}
 	fmt.Fprintf(w, "Endpoint: %d workers × %d s service (%g requests/s), queue %d, client timeout %d s; %d s in one-second steps\n\n",
 		s.Workers, s.ServiceTime, capacity, s.Queue, s.Timeout, s.Duration)
