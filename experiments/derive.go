@@ -24,6 +24,8 @@ func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 		"write_rejected":            float64(c.WriteRejected),
 		"failed":                    float64(c.Failed),
 		"permit_timeouts":           float64(c.PermitTimeouts),
+		"rate_timeouts":             float64(c.RateTimeouts),
+		"write_unknown":             float64(c.WriteUnknown),
 		"call_timeouts":             float64(c.CallTimeouts),
 		"errors":                    float64(c.Errors),
 		"gomaxprocs":                float64(c.GOMAXPROCS),

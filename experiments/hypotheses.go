@@ -17,7 +17,7 @@ var Operators = []string{"==", "!=", "<", "<=", ">", ">=", "between"}
 var Metrics = []string{
 	"accepted_per_second", "duration_seconds", "write_rejections", "peak_concurrent_writes",
 	"peak_in_flight_enrichment", "peak_in_flight_records", "incomplete", "incomplete_fraction",
-	"complete", "write_rejected", "failed", "permit_timeouts", "call_timeouts", "errors",
+	"complete", "write_rejected", "failed", "write_unknown", "permit_timeouts", "rate_timeouts", "call_timeouts", "errors",
 	"gomaxprocs", "num_cpu", "cpu_quota", "records_in_flight", "peak_records_in_flight", "stored_writes",
 }
 

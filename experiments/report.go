@@ -31,8 +31,10 @@ func WriteOutputs(dir string, res *Results) error {
 // Markdown and the HTML differ only in how they draw it.
 type report struct {
 	Title string
-	Setup string // records, runs, time scale, timeouts
-	Ran   string // when, where, which commit
+	// Partial, when set, is the banner of an interrupted experiment.
+	Partial string
+	Setup   string // records, runs, time scale, timeouts
+	Ran     string // when, where, which commit
 	// The hypotheses file, its SHA-256 and the commit it was locked at.
 	HypothesesFile, HypothesesSHA, LockCommit string
 	Accepted                                  []table
@@ -74,6 +76,9 @@ func newReport(r *Results) report {
 		rep.Ran += ", commit " + short(e.GitCommit)
 	}
 	rep.Ran += "."
+	if r.Partial != "" {
+		rep.Partial = "PARTIAL: " + r.Partial + "; the statistics and verdicts below are over the completed runs only."
+	}
 	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)
 
 	for _, cpu := range sp.CPUs {

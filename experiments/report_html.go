@@ -14,10 +14,11 @@ var page = template.Must(template.New("report").Parse(`<!doctype html>
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bottom:.3em}svg{max-width:100%;height:auto}
-.supported{color:#176617;font-weight:bold}.refuted{color:#a01010;font-weight:bold}.inconclusive{color:#8a6d00;font-weight:bold}
+.partial{background:#fff3cd;border:1px solid #c9a227;padding:.5em;font-weight:bold}.supported{color:#176617;font-weight:bold}.refuted{color:#a01010;font-weight:bold}.inconclusive{color:#8a6d00;font-weight:bold}
 </style></head><body>
 <h1>{{.Title}}</h1>
-<p>{{.Setup}}</p>
+{{if .Partial}}<p class="partial">{{.Partial}}</p>
+{{end}}<p>{{.Setup}}</p>
 <p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
 <h2>Accepted records per second</h2>
 <p>{{.AcceptedIntro}}</p>

@@ -12,6 +12,9 @@ func WriteMarkdown(w io.Writer, r *Results) {
 	rep := newReport(r)
 	fmt.Fprintf(w, "# %s\n\n%s\n\n%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
 		rep.Title, rep.Setup, rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
+	if rep.Partial != "" {
+		fmt.Fprintf(w, "**%s**\n\n", rep.Partial)
+	}
 	fmt.Fprintf(w, "## Accepted records per second\n\n%s\n\n", acceptedIntro)
 	for _, t := range rep.Accepted {
 		fmt.Fprintf(w, "**%s**\n\n", t.Caption)

@@ -57,6 +57,9 @@ type Results struct {
 	Runs             []RunRecord   `json:"runs"`
 	Cells            []CellSummary `json:"cells"`
 	Verdicts         []Verdict     `json:"verdicts"`
+	// Partial, when set, says why the matrix did not run to its end; the
+	// statistics and verdicts are over the runs that completed.
+	Partial string `json:"partial,omitempty"`
 }
 
 // CellSummary is a cell's statistics over its runs.

@@ -47,25 +47,43 @@ type Runner struct {
 	Metrics *RunnerMetrics
 }
 
-// ErrMismatch: the target mock service is not set up as the experiment needs.
-var ErrMismatch = errors.New("experiment: mock service mismatch")
+// Errors of a mock service unfit for the experiment; nothing is run.
+var (
+	// ErrMismatch: the mock service is not set up as the experiment needs.
+	ErrMismatch = errors.New("experiment: mock service mismatch")
+	// ErrNotMock: the target is not a loadlab mock service; it was asked
+	// nothing but OPTIONS on the enrichment route.
+	ErrNotMock = errors.New("experiment: the target is not a loadlab mock service")
+)
 
-// healthPoll is how often waitHealthy asks again.
-const healthPoll = 200 * time.Millisecond
+// waitIdentified asks every identifyPoll, each time for at most
+// identifyTimeout: a target that accepts connections and never answers
+// fails the experiment within seconds.
+const (
+	identifyPoll    = 200 * time.Millisecond
+	identifyTimeout = 5 * time.Second
+)
 
-// waitHealthy asks the mock service's /healthz until it answers or wait
-// has passed.
-func waitHealthy(ctx context.Context, mock api.Client, wait time.Duration) error {
+// waitIdentified asks the target, with OPTIONS on the enrichment route,
+// whether it is a loadlab mock service, until it answers or wait has
+// passed; a target that answers as something else is ErrNotMock at once.
+func waitIdentified(ctx context.Context, mock api.Client, wait time.Duration) (api.Identity, error) {
+	mock.Timeout = identifyTimeout
 	deadline := time.Now().Add(wait)
 	for {
-		err := mock.Healthy(ctx)
-		if err == nil || time.Now().After(deadline) {
-			return err
+		id, err := mock.Identify(ctx, api.PathEnrich)
+		switch {
+		case err == nil:
+			return id, nil
+		case errors.Is(err, api.ErrNotMock):
+			return id, fmt.Errorf("%w: %v", ErrNotMock, err)
+		case time.Now().After(deadline):
+			return id, fmt.Errorf("experiment: mock service: %w", err)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(healthPoll):
+			return id, ctx.Err()
+		case <-time.After(identifyPoll):
 		}
 	}
 }
@@ -81,14 +99,13 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		return nil, errors.New("experiment: no mock service target")
 	}
 	mock := api.Client{BaseURL: r.Target, Token: r.AdminToken}
-	if err := waitHealthy(ctx, mock, r.Wait); err != nil {
-		return nil, fmt.Errorf("experiment: mock service: %w", err)
+	id, err := waitIdentified(ctx, mock, r.Wait)
+	if err != nil {
+		return nil, err
 	}
 	// A mock service at another time scale would make every figure wrong.
-	if st, err := mock.Scrape(ctx); err != nil {
-		return nil, fmt.Errorf("experiment: mock service: %w", err)
-	} else if st.TimeScale != r.Spec.TimeScale {
-		return nil, fmt.Errorf("%w: the mock service runs at time scale %g, the experiment at %g", ErrMismatch, st.TimeScale, r.Spec.TimeScale)
+	if id.TimeScale != r.Spec.TimeScale {
+		return nil, fmt.Errorf("%w: the mock service runs at time scale %g, the experiment at %g", ErrMismatch, id.TimeScale, r.Spec.TimeScale)
 	}
 	res := &Results{Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
 		Target: r.Target, Started: time.Now().UTC()}
@@ -98,15 +115,19 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	done := 0
 	// Runs go round-robin over a cell's repetitions so slow drift in the
 	// machine spreads over cells instead of biasing one.
+matrix:
 	for run := 1; run <= r.Spec.Runs; run++ {
 		for _, c := range cells {
 			if ctx.Err() != nil {
-				return res, ctx.Err()
+				break matrix
 			}
 			if r.Progress != nil {
 				r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start)})
 			}
-			rec := r.runOne(ctx, mock, c, run)
+			rec := r.runOne(ctx, mock, mockCfg, c, run)
+			if ctx.Err() != nil {
+				break matrix // the run was cut short by the interruption: not a result
+			}
 			res.Runs = append(res.Runs, rec)
 			r.Metrics.observe(rec)
 			done++
@@ -118,10 +139,40 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	res.Finished = time.Now().UTC()
 	res.Cells = Summaries(r.Spec, res.Runs, mockCfg)
 	res.Verdicts = Judge(r.Hypotheses, res.Runs)
+	if err := ctx.Err(); err != nil {
+		// Interrupted: what was measured stands, over the completed runs,
+		// and says it is partial.
+		res.Partial = fmt.Sprintf("interrupted after %d of %d runs", len(res.Runs), total)
+		return res, err
+	}
 	return res, nil
 }
 
-func (r *Runner) runOne(ctx context.Context, mock api.Client, c Cell, run int) (rec RunRecord) {
+// Bounds of one run's wall-clock limit: a generous multiple of the time its
+// cell's Little's-law bound allows (with one record in flight where the
+// strategy leaves it to the runtime), plus a fixed allowance for starting.
+const (
+	runLimitFactor = 10
+	runLimitBase   = 30 * time.Second
+)
+
+// runLimit is how long one run of cell c may take in real time before its
+// child is killed and the run fails.
+func (r *Runner) runLimit(mockCfg config.Config, c Cell) time.Duration {
+	s, _ := records.ParseStrategy(c.Strategy)
+	inFlight := max(s.RecordsInFlight, 1)
+	if s.RecordsInFlight == records.UnboundedInFlight {
+		inFlight = r.Spec.Records
+	}
+	b := CellBound(mockCfg, c.Scenario, s, inFlight, r.Spec.CallTimeout)
+	if !(b.Bound > 0) {
+		return runLimitBase * runLimitFactor
+	}
+	labSeconds := float64(r.Spec.Records) / b.Bound
+	return runLimitBase + time.Duration(runLimitFactor*labSeconds*r.Spec.TimeScale*float64(time.Second))
+}
+
+func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int) (rec RunRecord) {
 	rec = RunRecord{Cell: c, Run: run}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
@@ -147,11 +198,17 @@ func (r *Runner) runOne(ctx context.Context, mock api.Client, c Cell, run int) (
 		"--call-timeout", r.Spec.CallTimeout.String(), "--permit-timeout", r.Spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
 		"--sample-interval", sampleInterval(r.Spec.TimeScale).String()}
-	cmd := exec.CommandContext(ctx, r.Binary, args...)
+	limit := r.runLimit(mockCfg, c)
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, r.Binary, args...)
 	cmd.Env = append(os.Environ(), lim.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return fail("client: killed at the run's wall-clock limit of %v", limit.Round(time.Second))
+	}
 	var exitErr *exec.ExitError
 	if err != nil && !(errors.As(err, &exitErr) && exitErr.ExitCode() == 1) {
 		return fail("client: %v: %s", err, strings.TrimSpace(stderr.String()))

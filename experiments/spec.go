@@ -9,15 +9,18 @@ package experiments
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
+
+// MaxRuns bounds the runs per cell.
+const MaxRuns = 1000
 
 // Spec is an experiment file.
 type Spec struct {
@@ -120,12 +123,12 @@ func (s Spec) Validate() error {
 func (s Spec) validate() (field string, at []any, err error) {
 	profiles := config.Default().Profiles
 	switch {
-	case s.Records < 1:
-		return "records", []any{"records"}, fmt.Errorf("%d must be ≥ 1", s.Records)
-	case s.Runs < 1:
-		return "runs", []any{"runs"}, fmt.Errorf("%d must be ≥ 1", s.Runs)
-	case !(s.TimeScale > 0) || s.TimeScale > 1000 || math.IsInf(s.TimeScale, 0):
-		return "time_scale", []any{"time_scale"}, fmt.Errorf("%v must be in (0, 1000]", s.TimeScale)
+	case s.Records < 1 || s.Records > records.MaxRecords:
+		return "records", []any{"records"}, fmt.Errorf("%d must be in [1, %d]", s.Records, records.MaxRecords)
+	case s.Runs < 1 || s.Runs > MaxRuns:
+		return "runs", []any{"runs"}, fmt.Errorf("%d must be in [1, %d]", s.Runs, MaxRuns)
+	case api.CheckTimeScale(s.TimeScale) != nil:
+		return "time_scale", []any{"time_scale"}, api.CheckTimeScale(s.TimeScale)
 	case s.CallTimeout <= 0:
 		return "call_timeout", []any{"call_timeout"}, fmt.Errorf("%v must be > 0", s.CallTimeout)
 	case s.PermitTimeout <= 0:

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -18,21 +21,21 @@ type runner struct {
 	enrich, writes *budgets.Budget
 }
 
-// buildBudgets returns the budgets for enrichment and writes; for a shared
-// strategy they are the same budget.
+// buildBudgets returns the budgets for enrichment and writes. A shared
+// strategy (C3) gives both one pool of permits, and each its own rate limit.
 func buildBudgets(cfg Config, m *budgets.Metrics) (enrich, writes *budgets.Budget, err error) {
 	s := cfg.Strategy
 	call, permit := cfg.scaled(cfg.CallTimeout), cfg.scaled(cfg.PermitTimeout)
+	var pool *budgets.Pool
+	if s.SharedPermits > 0 {
+		pool = budgets.NewPool(s.SharedPermits)
+	}
 	one := func(name string, limit int, rate float64) (*budgets.Budget, error) {
-		if limit == budgets.NoLimit && rate == 0 {
+		if pool == nil && limit == budgets.NoLimit && rate == 0 {
 			return budgets.Unlimited(name, call, m)
 		}
-		return budgets.New(name, budgets.Config{Limit: limit, Rate: rate / cfg.TimeScale, Burst: 1,
+		return budgets.New(name, budgets.Config{Limit: limit, Pool: pool, Rate: rate / cfg.TimeScale, Burst: 1,
 			PermitTimeout: permit, CallTimeout: call}, m)
-	}
-	if s.SharedPermits > 0 {
-		shared, err := budgets.New("shared", budgets.Config{Limit: s.SharedPermits, PermitTimeout: permit, CallTimeout: call}, m)
-		return shared, shared, err
 	}
 	if enrich, err = one(Enrichment, s.EnrichPermits, s.EnrichRate); err != nil {
 		return nil, nil, err
@@ -41,9 +44,10 @@ func buildBudgets(cfg Config, m *budgets.Metrics) (enrich, writes *budgets.Budge
 	return enrich, writes, err
 }
 
-// process runs one record to its terminal state. Enrichment stops at the
-// first call that does not succeed; the record is then written incomplete.
-func (r *runner) process(ctx context.Context, i int) State {
+// process runs one record to its terminal state, and returns it with the
+// record's id. Enrichment stops at the first call that does not succeed;
+// the record is then written incomplete.
+func (r *runner) process(ctx context.Context, i int) (State, string) {
 	id := fmt.Sprintf("%s%05d", r.cfg.RunID, i)
 	complete := true
 	for step := 1; step <= EnrichmentSteps; step++ {
@@ -57,27 +61,41 @@ func (r *runner) process(ctx context.Context, i int) State {
 	res := r.writes.Do(ctx, Records, r.post(api.PathRecords, body))
 	switch {
 	case res.Class == budgets.OK && complete:
-		return Complete
+		return Complete, id
 	case res.Class == budgets.OK:
-		return Incomplete
+		return Incomplete, id
 	case res.Class == budgets.Rejected:
-		return WriteRejected
-	default:
-		return Failed
+		return WriteRejected, id
+	case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent):
+		// Written, and no answer: the system of record may have stored it.
+		return WriteUnknown, id
+	default: // never sent, or answered with another status
+		return Failed, id
 	}
 }
 
+// errNotSent marks a call whose request never reached the wire (refused
+// connection, no route): the dependency cannot have acted on it.
+var errNotSent = errors.New("request not sent")
+
 // post returns a call that POSTs body and reads the whole answer within the
-// call's context.
+// call's context. An error before the request was written wraps errNotSent.
 func (r *runner) post(path string, body []byte) budgets.Call {
 	return func(ctx context.Context) (int, error) {
+		var wrote atomic.Bool
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+		})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.Target+path, bytes.NewReader(body))
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%w: %v", errNotSent, err)
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := r.http.Do(req)
 		if err != nil {
+			if !wrote.Load() {
+				return 0, fmt.Errorf("%w: %w", errNotSent, err)
+			}
 			return 0, err
 		}
 		defer resp.Body.Close()

@@ -33,12 +33,21 @@ const (
 	Incomplete State = "incomplete"
 	// WriteRejected: the system of record refused the write (503/429).
 	WriteRejected State = "write_rejected"
-	// Failed: the write timed out, had no permit in time, or failed.
+	// Failed: the write was not accepted and the client knows it: it was
+	// never sent (no permit or rate token in time) or was answered with
+	// another status.
 	Failed State = "failed"
+	// WriteUnknown: the write was sent and no answer came (call timeout,
+	// transport error, or the run was interrupted): whether the system of
+	// record stored it is unknown to the client. Its record id is listed
+	// in Result.UnknownWrites, to be resolved against the system of record.
+	WriteUnknown State = "write_unknown"
+	// NotStarted: the run was interrupted before the record began.
+	NotStarted State = "not_started"
 )
 
 // States lists every State in a stable order.
-var States = []State{Complete, Incomplete, WriteRejected, Failed}
+var States = []State{Complete, Incomplete, WriteRejected, Failed, WriteUnknown, NotStarted}
 
 // Dependency names, as in metrics: the mock service's station names.
 const (
@@ -48,12 +57,15 @@ const (
 
 // Defaults of a Config.
 const (
-	DefaultRecords       = 200
+	DefaultRecords = 200
+	// MaxRecords bounds a batch: the run keeps a state per record.
+	MaxRecords = 1_000_000
+	// MaxUnknownListed bounds Result.UnknownWrites; beyond it the ids are
+	// counted, not listed.
+	MaxUnknownListed     = 10_000
 	DefaultCallTimeout   = budgets.DefaultCallTimeout // the lab's 2 s
 	DefaultPermitTimeout = budgets.DefaultPermitTimeout
 	EnrichmentSteps      = 3
-	// healthTimeout bounds the health check before the first record.
-	healthTimeout = 5 * time.Second
 )
 
 // Config is one run.
@@ -74,6 +86,14 @@ type Config struct {
 	// SampleInterval, when > 0, samples calls and records in flight that
 	// often (real time) into Result.Timeline.
 	SampleInterval time.Duration
+	// Profile, when set, switches the mock service to this latency profile
+	// first; Reset clears its counters first, so its high-water marks are
+	// this run's. Both need a loadlab mock service: Profile on another
+	// target is ErrNotMock, Reset is then skipped. AdminToken is the mock's
+	// admin token, if it has one.
+	Profile    string
+	Reset      bool
+	AdminToken string
 }
 
 // Sample is the client's in-flight state at one moment of a run.
@@ -98,8 +118,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Target == "":
 		return errors.New("target: missing")
-	case c.Records < 1:
-		return fmt.Errorf("records: %d must be ≥ 1", c.Records)
+	case c.Records < 1 || c.Records > MaxRecords:
+		return fmt.Errorf("records: %d must be in [1, %d]", c.Records, MaxRecords)
 	case c.CallTimeout <= 0:
 		return fmt.Errorf("call_timeout: %v must be > 0", c.CallTimeout)
 	case c.PermitTimeout <= 0:
@@ -130,16 +150,21 @@ func (c Config) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * c.TimeScale)
 }
 
-// Result is one run's outcome. Complete+Incomplete+WriteRejected+Failed is
-// always Records.
+// Result is one run's outcome. Complete + Incomplete + WriteRejected +
+// Failed + WriteUnknown + NotStarted is always Records.
 type Result struct {
-	Strategy            string                           `json:"strategy"`
-	Params              Strategy                         `json:"strategy_params"`
-	Records             int                              `json:"records"`
-	Complete            int                              `json:"complete"`
-	Incomplete          int                              `json:"incomplete"`
-	WriteRejected       int                              `json:"write_rejected"`
-	Failed              int                              `json:"failed"`
+	Strategy      string   `json:"strategy"`
+	Params        Strategy `json:"strategy_params"`
+	Records       int      `json:"records"`
+	Complete      int      `json:"complete"`
+	Incomplete    int      `json:"incomplete"`
+	WriteRejected int      `json:"write_rejected"`
+	Failed        int      `json:"failed"`
+	WriteUnknown  int      `json:"write_unknown"`
+	NotStarted    int      `json:"not_started"`
+	// UnknownWrites lists the record ids whose write outcome the client
+	// does not know (at most MaxUnknownListed; WriteUnknown counts them all).
+	UnknownWrites       []string                         `json:"unknown_writes,omitempty"`
 	DurationSeconds     float64                          `json:"duration_seconds"`
 	AcceptedPerSecond   float64                          `json:"accepted_per_second"`
 	WriteRejections     int                              `json:"write_rejections"`
@@ -149,22 +174,45 @@ type Result struct {
 	PeakRecordsInFlight int                              `json:"peak_records_in_flight"`
 	Calls               map[string]map[budgets.Class]int `json:"calls"`
 	PermitTimeouts      int                              `json:"permit_timeouts"`
+	RateTimeouts        int                              `json:"rate_timeouts"`
 	CallTimeouts        int                              `json:"call_timeouts"`
 	Errors              int                              `json:"errors"`
 	TimeScale           float64                          `json:"time_scale"`
-	Server              *api.Stats                       `json:"server,omitempty"`
-	Timeline            []Sample                         `json:"timeline,omitempty"`
+	// ServerIdentified: the target identified itself as a loadlab mock
+	// service, so its metrics were read; when false, every figure is the
+	// client's own and no request but the records' calls was sent.
+	ServerIdentified bool `json:"server_identified"`
+	// Partial: the run was interrupted; records not begun are NotStarted.
+	Partial  bool       `json:"partial"`
+	Server   *api.Stats `json:"server,omitempty"`
+	Timeline []Sample   `json:"timeline,omitempty"`
 	cpulimit.Runtime
 }
 
-// ErrUnreachable means the target did not answer its health check; no
-// record was sent.
-var ErrUnreachable = errors.New("records: target unreachable")
+// Errors Run returns before any record is sent.
+var (
+	// ErrUnreachable: the target did not accept a connection, or did not
+	// answer HTTP.
+	ErrUnreachable = errors.New("records: target unreachable")
+	// ErrTimeScaleMismatch: the target is a loadlab mock service running at
+	// another time scale; every figure would be wrong.
+	ErrTimeScaleMismatch = errors.New("records: time scale mismatch")
+	// ErrNotMock: a profile was asked for, and the target is not a loadlab
+	// mock service.
+	ErrNotMock = errors.New("records: the target is not a loadlab mock service")
+	// ErrAdmin: the mock service refused or failed an admin request
+	// (profile switch or reset), for example for want of its token.
+	ErrAdmin = errors.New("records: mock service admin")
+)
 
 // Run processes cfg.Records records against cfg.Target and returns the
-// result. It checks the target's /healthz first (ErrUnreachable). A target
+// result. It first checks that the target accepts connections and asks it,
+// with OPTIONS on the enrichment route, whether it is a loadlab mock
+// service; only then does it read the service's metrics after the run
+// (ErrUnreachable, ErrTimeScaleMismatch before anything is sent). A target
 // that fails mid-run does not stop the run: every record still ends in a
-// terminal state, and the failed calls are counted as errors.
+// terminal state, and the failed calls are counted as errors. When ctx ends,
+// records not yet begun are NotStarted and the result is Partial.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
@@ -172,14 +220,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	inFlight := cfg.inFlight()
 	r := &runner{cfg: cfg, http: transport.New(inFlight)}
 	defer r.http.CloseIdleConnections()
-	mock := api.Client{BaseURL: cfg.Target, HTTP: r.http, Timeout: healthTimeout}
-	if err := mock.Healthy(ctx); err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	identity, err := identify(ctx, api.Client{BaseURL: cfg.Target, HTTP: r.http})
+	if err != nil {
+		return Result{}, err
+	}
+	if err := prepare(ctx, cfg, identity); err != nil {
+		return Result{}, err
 	}
 	metrics := budgets.NewMetrics(cfg.Registerer)
 	metrics.Register(Enrichment)
 	metrics.Register(Records)
-	var err error
 	if r.enrich, r.writes, err = buildBudgets(cfg, metrics); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
@@ -187,19 +237,28 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	states := make([]State, cfg.Records)
 	var mu sync.Mutex
 	active, peak := 0, 0
+	var unknown []string
 	start := time.Now()
 	stopSampling := sample(cfg, start, metrics, func() int { mu.Lock(); defer mu.Unlock(); return active })
 	var g errgroup.Group // no error ends the batch: every record runs to its state
 	g.SetLimit(inFlight)
 	for i := range cfg.Records {
+		if ctx.Err() != nil { // interrupted: the rest are not begun
+			states[i] = NotStarted
+			continue
+		}
 		g.Go(func() error {
 			mu.Lock()
 			active++
 			peak = max(peak, active)
 			mu.Unlock()
-			states[i] = r.process(ctx, i)
+			st, id := r.process(ctx, i)
+			states[i] = st
 			mu.Lock()
 			active--
+			if st == WriteUnknown && len(unknown) < MaxUnknownListed {
+				unknown = append(unknown, id)
+			}
 			mu.Unlock()
 			return nil
 		})
@@ -211,7 +270,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res := Result{Strategy: cfg.Strategy.Name, Params: cfg.Strategy, Records: cfg.Records,
 		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight, PeakRecordsInFlight: peak,
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
-		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline}
+		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline,
+		ServerIdentified: identity != nil, Partial: ctx.Err() != nil, UnknownWrites: unknown}
 	for _, s := range states {
 		switch s {
 		case Complete:
@@ -222,25 +282,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			res.WriteRejected++
 		case Failed:
 			res.Failed++
+		case WriteUnknown:
+			res.WriteUnknown++
+		case NotStarted:
+			res.NotStarted++
 		}
-	}
-	if res.Complete+res.Incomplete+res.WriteRejected+res.Failed != cfg.Records {
-		return res, fmt.Errorf("records: states add up to %d, not %d", res.Complete+res.Incomplete+res.WriteRejected+res.Failed, cfg.Records)
 	}
 	for dep, st := range metrics.Snapshot() {
 		res.PeakInFlight[dep] = st.PeakInFlight
 		res.Calls[dep] = st.Calls
 		res.PermitTimeouts += st.Calls[budgets.PermitTimeout]
+		res.RateTimeouts += st.Calls[budgets.RateTimeout]
 		res.CallTimeouts += st.Calls[budgets.CallTimeout]
 		res.Errors += st.Calls[budgets.Error]
 	}
 	res.WriteRejections = res.Calls[Records][budgets.Rejected]
 	res.AcceptedPerSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
-	// The server's own view, when the target is a loadlab mock service.
-	if st, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {
-		res.Server = &st
-		w := st.Stations[Records].HighWater.Offered
-		res.PeakConcurrentWrite = &w
+	// The server's own view, only from a loadlab mock service.
+	if identity != nil {
+		if st, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {
+			res.Server = &st
+			w := st.Stations[Records].HighWater.Offered
+			res.PeakConcurrentWrite = &w
+		}
 	}
 	return res, nil
 }

@@ -75,7 +75,7 @@ func runCheck(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, mark)
 	}
 	if differ > 0 {
-		return &exitError{code: 1, err: errors.New("check: verdicts differ from the stored ones")}
+		return &exitError{code: exitFailed, err: errors.New("check: verdicts differ from the stored ones")}
 	}
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %d verdicts match the stored ones\n", res.HypothesesSHA256, len(verdicts))
 	return nil

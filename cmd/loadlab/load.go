@@ -77,21 +77,46 @@ func runLoad(args []string, stdout io.Writer) error {
 	if cfg.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	if errors.Is(err, loadgen.ErrTargetUnreachable) {
+	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) {
 		return usageErr("%v", err)
 	}
 	if err != nil {
 		return err
 	}
+	if err := writeLoad(stdout, cfg, sc, res, *compare, *asJSON); err != nil {
+		return err
+	}
+	switch {
+	case res.Partial:
+		return interrupted("load: %d of %d arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg))
+	case res.TransportErrors+res.ErrorStatus > 0:
+		return &exitError{code: exitFailed, err: fmt.Errorf("load: %d requests failed: %d transport errors, %d error statuses %v",
+			res.TransportErrors+res.ErrorStatus, res.TransportErrors, res.ErrorStatus, res.StatusCodes)}
+	}
+	return nil
+}
+
+// scheduledTotal is how many arrivals the whole run would have had, or "?"
+// for closed users.
+func scheduledTotal(cfg loadgen.Config) string {
+	if cfg.Scenario.Generator != models.GeneratorOpen {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f", loadgen.RampPacer{Scenario: cfg.Scenario}.Len())
+}
+
+// writeLoad prints the result, for people or as JSON, with the model's
+// beside it when asked.
+func writeLoad(stdout io.Writer, cfg loadgen.Config, sc models.AdmissionScenario, res loadgen.Result, compare, asJSON bool) error {
 	var model *models.AdmissionResult
-	if *compare {
+	if compare {
 		m, err := models.SimulateAdmission(sc)
 		if err != nil {
 			return err
 		}
 		model = &m
 	}
-	if *asJSON {
+	if asJSON {
 		if model != nil {
 			return writeJSON(stdout, struct {
 				loadgen.Result

@@ -48,7 +48,7 @@ Commands:
 Run "loadlab COMMAND --help" for a command's flags.
 `
 
-// exitError carries an exit code: 2 for bad usage, 1 for failures.
+// exitError carries an exit code.
 type exitError struct {
 	code int
 	err  error
@@ -56,8 +56,21 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+// Exit codes, the same for every command.
+const (
+	exitFailed      = 1   // the command ran, and records, requests or runs failed
+	exitUsage       = 2   // bad input, or a target unfit for the command: nothing sent
+	exitInterrupted = 130 // SIGINT or SIGTERM: what was measured is written, marked partial
+)
+
 func usageErr(format string, a ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// interrupted is the error of a command stopped by a signal after it wrote
+// its partial results.
+func interrupted(format string, a ...any) error {
+	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: "+format+"; partial results written", a...)}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

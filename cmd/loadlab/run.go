@@ -8,15 +8,20 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/mockservice/api"
 )
 
 func runRecords(args []string, stdout io.Writer) error {
 	cfg := records.DefaultConfig()
 	fs, parse := newFlagSet("run",
-		"Processes a batch of records against a running mock service (make run, or go run ./cmd/mockservice):\n"+
-			"each record makes 3 enrichment calls, then 1 write. Exit 2 on bad input or an unreachable target\n"+
-			"(nothing sent), 1 when calls failed with transport errors, 0 otherwise.\n", stdout)
+		"Processes a batch of records against a running mock service (make mock, or go run ./cmd/mockservice\n"+
+			"--time-scale S with the same S as --time-scale here): each record makes 3 enrichment calls, then 1 write.\n"+
+			"The target is asked first, with OPTIONS /enrich, whether it is a loadlab mock service; only then are its\n"+
+			"profile, reset and metrics routes used. Any other target is sent the records' calls and nothing else,\n"+
+			"and the figures are the client's own.\n\n"+
+			"Exit codes: 0 every record ended cleanly (complete, incomplete or write_rejected); 1 records failed\n"+
+			"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n"+
+			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
+			"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n", stdout)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
 	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
@@ -29,9 +34,9 @@ func runRecords(args []string, stdout io.Writer) error {
 	writes := fs.Int("write-permits", 0, "override: write budget")
 	enrichRate := fs.Float64("enrichment-rate", 0, "cap enrichment calls per second (0: none)")
 	writeRate := fs.Float64("write-rate", 0, "cap writes per second (0: none)")
-	reset := fs.Bool("reset", true, "POST /admin/reset on the mock service before the run, so its high-water marks are this run's")
-	profile := fs.String("profile", "", "switch the mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
-	token := fs.String("admin-token", "", "bearer token for the mock service's admin routes")
+	fs.BoolVar(&cfg.Reset, "reset", true, "reset a loadlab mock service before the run, so its high-water marks are this run's (skipped for another target)")
+	fs.StringVar(&cfg.Profile, "profile", "", "switch the loadlab mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token for the mock service's admin routes")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
@@ -69,23 +74,11 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	defer done()
 	cfg.Registerer = reg
-	admin := api.Client{BaseURL: cfg.Target, Token: *token}
-	if err := admin.Healthy(ctx); err != nil {
-		return usageErr("target %s unreachable: %v", cfg.Target, err)
-	}
-	if *profile != "" {
-		if err := admin.SetProfile(ctx, *profile); err != nil {
+	res, err := records.Run(ctx, cfg)
+	for _, e := range []error{records.ErrUnreachable, records.ErrTimeScaleMismatch, records.ErrNotMock, records.ErrAdmin} {
+		if errors.Is(err, e) {
 			return usageErr("%v", err)
 		}
-	}
-	if *reset {
-		if err := admin.Reset(ctx); err != nil {
-			return usageErr("%v (use --admin-token, or --reset=false)", err)
-		}
-	}
-	res, err := records.Run(ctx, cfg)
-	if errors.Is(err, records.ErrUnreachable) {
-		return usageErr("%v", err)
 	}
 	if err != nil {
 		return err
@@ -98,8 +91,12 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if res.Errors > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("run: %d calls failed with transport errors or unexpected statuses", res.Errors)}
+	switch {
+	case res.Partial:
+		return interrupted("run: %d of %d records not started", res.NotStarted, res.Records)
+	case res.Failed+res.WriteUnknown > 0 || res.Errors > 0:
+		return &exitError{code: exitFailed, err: fmt.Errorf("run: %d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
+			res.Failed, res.WriteUnknown, res.Errors)}
 	}
 	return nil
 }

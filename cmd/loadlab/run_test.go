@@ -62,7 +62,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--target", url, "--strategy", "C9"}, "unknown strategy"},
 		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write_permits"},
 		{[]string{"run", "--target", url, "--records", "0"}, "records"},
-		{[]string{"run", "--target", url, "--profile", "nope"}, "valid profiles"},
+		{[]string{"run", "--target", url, "--time-scale", "0.05", "--profile", "nope"}, "valid profiles"},
+		{[]string{"run", "--target", url}, "runs at time scale 0.05, this run at 1"},
 		{[]string{"run", "--target", dead}, "unreachable"},
 	}
 	for _, tt := range tests {

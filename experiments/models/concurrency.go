@@ -55,6 +55,13 @@ func DefaultConcurrencyScenario() ConcurrencyScenario {
 	}
 }
 
+// Bounds of a concurrency scenario: the simulation keeps every workload's
+// metrics to take medians.
+const (
+	MaxWorkloads = 100_000
+	MaxRequests  = 100_000
+)
+
 // Validate reports the first bad parameter by its flag name.
 func (s ConcurrencyScenario) Validate() error {
 	switch {
@@ -66,6 +73,10 @@ func (s ConcurrencyScenario) Validate() error {
 		return fmt.Errorf("timeout: %v must be > 0", s.Timeout)
 	case s.SeedTo < s.SeedFrom:
 		return fmt.Errorf("seeds: %d-%d ends before it starts", s.SeedFrom, s.SeedTo)
+	case uint64(s.SeedTo)-uint64(s.SeedFrom) >= MaxWorkloads:
+		return fmt.Errorf("seeds: %d-%d is more than the limit of %d workloads", s.SeedFrom, s.SeedTo, MaxWorkloads)
+	case s.Requests > MaxRequests:
+		return fmt.Errorf("requests: %d is more than the limit of %d", s.Requests, MaxRequests)
 	case len(s.Limits) == 0:
 		return errors.New("limits: at least one is needed")
 	}
