@@ -52,4 +52,3 @@ func TestThinkZeroDoesNotSpin(t *testing.T) {
 		}
 	}
 }
-
