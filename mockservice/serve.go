@@ -12,11 +12,11 @@ import (
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// Timeouts of the HTTP server.
+// Timeouts of the HTTP server; the read-header timeout is configured
+// (config.Config.ReadHeaderTimeout).
 const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	idleTimeout       = 120 * time.Second
+	readTimeout = 30 * time.Second
+	idleTimeout = 120 * time.Second
 )
 
 // ErrForcedShutdown is returned by Serve when in-flight work did not finish
@@ -24,13 +24,16 @@ const (
 var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with requests in flight")
 
 // Serve answers HTTP on ln until ctx is done, then stops accepting and lets
-// requests in flight finish within the configured shutdown timeout. It
+// requests in flight finish within the configured shutdown timeout. A
+// connection that has not sent a request's headers within the configured
+// read-header timeout is closed without an answer; a request's whole read,
+// body included, is bounded by 30 s. It
 // returns nil after a clean shutdown, ErrForcedShutdown if the timeout cut
 // requests short, or the server's error.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 	}

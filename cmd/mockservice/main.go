@@ -209,6 +209,8 @@ func bindFlags(fs *flag.FlagSet, cfg *config.Config) {
 		func(c *config.Config) *int { return &c.RequestLogCap })
 	dur("shutdown-timeout", "on SIGTERM, how long requests in flight may take to finish",
 		func(c *config.Config) *time.Duration { return &c.ShutdownTimeout })
+	dur("read-header-timeout", "how long a connection may take to send a request's headers; a slower one (slowloris) is closed unanswered, before it reaches a station",
+		func(c *config.Config) *time.Duration { return &c.ReadHeaderTimeout })
 
 	for _, st := range []struct {
 		name string

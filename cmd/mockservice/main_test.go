@@ -38,6 +38,7 @@ func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
 		{"zero workers", []string{"--records-workers", "0"}, "records.workers"},
 		{"not a number", []string{"--enrichment-queue", "x"}, "-enrichment-queue"},
 		{"bad duration", []string{"--slow-write-time", "fast"}, "-slow-write-time"},
+		{"zero read-header timeout", []string{"--read-header-timeout", "0s"}, "read_header_timeout"},
 		{"unknown profile", []string{"--profile", "nope"}, "healthy, slow-enrichment, slow-write"},
 		{"public without token", []string{"--listen", "0.0.0.0:9"}, "admin_token"},
 		{"config file field", []string{"--config", badYAML}, "records.workers"},
@@ -73,6 +74,28 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	}
 	if got := cfg.Profiles["slow-write"].Records.Value; got != 90*time.Millisecond {
 		t.Errorf("slow-write time %v, want 90ms", got)
+	}
+}
+
+// The read-header timeout is a config field with its flag: default 5 s,
+// from the file, and the flag over the file.
+func TestReadHeaderTimeout(t *testing.T) {
+	path := t.TempDir() + "/c.yaml"
+	if err := os.WriteFile(path, []byte("read_header_timeout: 2s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 5 * time.Second},
+		{[]string{"--config", path}, 2 * time.Second},
+		{[]string{"--config", path, "--read-header-timeout", "300ms"}, 300 * time.Millisecond},
+	} {
+		cfg, _, err := parseConfig(tt.args, &bytes.Buffer{})
+		if err != nil || cfg.ReadHeaderTimeout != tt.want {
+			t.Errorf("%q: read-header timeout %v, %v; want %v", tt.args, cfg.ReadHeaderTimeout, err, tt.want)
+		}
 	}
 }
 

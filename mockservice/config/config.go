@@ -43,6 +43,9 @@ const (
 	DefaultSlowEnrichHangFor = 8 * time.Second
 	DefaultSlowWriteTime     = 150 * time.Millisecond
 	DefaultShutdownTimeout   = 30 * time.Second
+	// DefaultReadHeaderTimeout closes a connection that has not sent a
+	// request's headers within it (a slowloris client).
+	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultSeed              = 1
 	DefaultTimeScale         = 1.0
 	// DefaultRequestLogCap bounds the per-request log; more requests are
@@ -116,15 +119,20 @@ func (p Profile) Build() (enrichment, records latency.Distribution, err error) {
 // Config is everything the mock service needs. The zero value is not valid:
 // start from Default.
 type Config struct {
-	Listen          string             `yaml:"listen" json:"listen"`
-	Profile         string             `yaml:"profile" json:"profile"`
-	AdminToken      string             `yaml:"admin_token" json:"-"`
-	Seed            uint32             `yaml:"seed" json:"seed"`
-	TimeScale       float64            `yaml:"time_scale" json:"time_scale"`
-	ShutdownTimeout time.Duration      `yaml:"shutdown_timeout" json:"shutdown_timeout"`
-	Enrichment      Station            `yaml:"enrichment" json:"enrichment"`
-	Records         Station            `yaml:"records" json:"records"`
-	Profiles        map[string]Profile `yaml:"profiles" json:"profiles"`
+	Listen          string        `yaml:"listen" json:"listen"`
+	Profile         string        `yaml:"profile" json:"profile"`
+	AdminToken      string        `yaml:"admin_token" json:"-"`
+	Seed            uint32        `yaml:"seed" json:"seed"`
+	TimeScale       float64       `yaml:"time_scale" json:"time_scale"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" json:"shutdown_timeout"`
+	// ReadHeaderTimeout is how long a connection may take to send a
+	// request's headers; a slower one is closed without an answer, before
+	// its request reaches a station. (The server's read timeout, which
+	// bounds reading the whole request, body included, applies too.)
+	ReadHeaderTimeout time.Duration      `yaml:"read_header_timeout" json:"read_header_timeout"`
+	Enrichment        Station            `yaml:"enrichment" json:"enrichment"`
+	Records           Station            `yaml:"records" json:"records"`
+	Profiles          map[string]Profile `yaml:"profiles" json:"profiles"`
 	// RequestLogCap bounds the per-request log (requests that carry an
 	// X-Request-Id header) kept since the last reset; 0 turns it off.
 	RequestLogCap int `yaml:"request_log_cap" json:"request_log_cap"`
@@ -140,14 +148,15 @@ func Default() Config {
 	write := latency.Spec{Kind: "fixed", Value: DefaultWriteTime}
 	slowWrite := latency.Spec{Kind: "fixed", Value: DefaultSlowWriteTime}
 	return Config{
-		Listen:          DefaultListen,
-		Profile:         ProfileHealthy,
-		RequestLogCap:   DefaultRequestLogCap,
-		Seed:            DefaultSeed,
-		TimeScale:       DefaultTimeScale,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		Enrichment:      Station{Workers: DefaultEnrichmentWorkers, Queue: UnboundedQueue, RejectStatus: DefaultRejectStatus},
-		Records:         Station{Workers: DefaultRecordsWorkers, Queue: DefaultRecordsQueue, RejectStatus: DefaultRejectStatus},
+		Listen:            DefaultListen,
+		Profile:           ProfileHealthy,
+		RequestLogCap:     DefaultRequestLogCap,
+		Seed:              DefaultSeed,
+		TimeScale:         DefaultTimeScale,
+		ShutdownTimeout:   DefaultShutdownTimeout,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		Enrichment:        Station{Workers: DefaultEnrichmentWorkers, Queue: UnboundedQueue, RejectStatus: DefaultRejectStatus},
+		Records:           Station{Workers: DefaultRecordsWorkers, Queue: DefaultRecordsQueue, RejectStatus: DefaultRejectStatus},
 		Profiles: map[string]Profile{
 			ProfileHealthy:        {Enrichment: healthyEnrich, Records: write},
 			ProfileSlowEnrichment: {Enrichment: slowEnrich, Records: write},
@@ -233,6 +242,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("shutdown_timeout: %v must be > 0", c.ShutdownTimeout)
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		return fmt.Errorf("read_header_timeout: %v must be > 0", c.ReadHeaderTimeout)
 	}
 	if c.RequestLogCap < 0 {
 		return fmt.Errorf("request_log_cap: %d must be ≥ 0", c.RequestLogCap)

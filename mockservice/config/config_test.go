@@ -23,6 +23,7 @@ func TestConfigValidation(t *testing.T) {
 		{"all interfaces without token", func(c *config.Config) { c.Listen = ":8080" }, "admin_token:"},
 		{"bad listen", func(c *config.Config) { c.Listen = "nope" }, "listen:"},
 		{"zero time scale", func(c *config.Config) { c.TimeScale = 0 }, "time_scale:"},
+		{"zero read-header timeout", func(c *config.Config) { c.ReadHeaderTimeout = 0 }, "read_header_timeout:"},
 		{"bad profile field", func(c *config.Config) {
 			p := c.Profiles["slow-write"]
 			p.Records.Value = -1
