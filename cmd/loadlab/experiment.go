@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,11 +100,8 @@ func runExperiment(args []string, stdout io.Writer) error {
 		r.Metrics = experiments.NewRunnerMetrics(reg)
 	}
 	res, err := r.Run(ctx)
-	if errors.Is(err, experiments.ErrMismatch) {
-		return usageErr("%v", err)
-	}
 	if err != nil && res == nil {
-		return err
+		return usageErr("%v", err) // the mock service was unfit or did not answer: nothing ran
 	}
 	res.ExperimentFile, res.HypothesesFile, res.Lock = *file, *hyp, lock
 	res.ExperimentSHA256, _ = experiments.FileSHA256(*file)
@@ -115,7 +111,19 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	printSummary(stdout, res)
 	fmt.Fprintf(stdout, "\nWrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
-	return err
+	if res.Partial != "" {
+		return interrupted("experiment: %s", res.Partial)
+	}
+	failed := 0
+	for _, run := range res.Runs {
+		if run.Failed != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %d of %d runs failed (listed in the report)", failed, len(res.Runs))}
+	}
+	return nil
 }
 
 // progressPrinter draws a bar on a terminal (runs done of all, the current

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/experiments"
+)
+
+// The test binary doubles as the command when LOADLAB_RUN_MAIN is set: the
+// signal tests run the real main in a child, and the experiment's own
+// child runs are this binary too.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOADLAB_RUN_MAIN") == "1" {
+		cpulimit.Enter()
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// silentTarget accepts connections and never answers.
+func silentTarget(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// A target that accepts connections and never answers makes run, load and
+// experiment exit 2 within 10 seconds with one line saying so.
+func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
+	url := silentTarget(t)
+	dir := t.TempDir()
+	spec, hyp := lockedTinyExperiment(t, dir, 3)
+	for _, args := range [][]string{
+		{"run", "--target", url},
+		{"load", "--target", url + "/enrich"},
+		{"experiment", "--file", spec, "--hypotheses", hyp, "--target", url, "--out", filepath.Join(dir, "out")},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel() // each waits out the same 5 s bound
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := run(args, &out, &errb)
+			el := time.Since(start)
+			msg := strings.TrimSpace(errb.String())
+			if code != exitUsage || el > 10*time.Second || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "did not answer") {
+				t.Errorf("exit %d after %v, stderr %q; want 2 within 10 s, one line", code, el.Round(time.Millisecond), msg)
+			}
+		})
+	}
+}
+
+// lockedTinyExperiment writes a two-cell experiment of n runs and its
+// hypotheses, locked.
+func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string) {
+	t.Helper()
+	spec, hyp = filepath.Join(dir, "spec.yaml"), filepath.Join(dir, "h.yaml")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
+	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n")
+	if _, err := experiments.Preregister(hyp, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return spec, hyp
+}
+
+// child starts this binary as loadlab with args, and interrupts it with
+// SIGINT once ready says so (or after the given delay).
+func interruptChild(t *testing.T, delay time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%v did not end within 30 s of SIGINT", args)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// Interrupted, run and load print what they measured, marked partial, and
+// exit 130.
+func TestInterruptedRunAndLoadArePartial(t *testing.T) {
+	url := startMock(t, 0.1)
+	code, out, errb := interruptChild(t, 700*time.Millisecond, "run", "--target", url, "--time-scale", "0.1", "--records", "20000", "--json")
+	var res struct {
+		Partial    bool `json:"partial"`
+		NotStarted int  `json:"not_started"`
+		Complete   int  `json:"complete"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || res.NotStarted == 0 || res.Complete == 0 {
+		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial result", code, res, err, errb)
+	}
+	code, out, errb = interruptChild(t, 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
+	var lres struct {
+		Partial  bool `json:"partial"`
+		Requests int  `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(out), &lres); err != nil || code != exitInterrupted || !lres.Partial || lres.Requests == 0 || lres.Requests >= 300 {
+		t.Errorf("load: exit %d, %+v (%v), stderr %q; want 130 and a partial result", code, lres, err, errb)
+	}
+}
+
+// An interrupted experiment writes its results over the runs that
+// completed, marked partial in every output, and exits 130.
+func TestInterruptedExperimentIsPartial(t *testing.T) {
+	dir := t.TempDir()
+	spec, hyp := lockedTinyExperiment(t, dir, 9)
+	outDir := filepath.Join(dir, "out")
+	code, _, errb := interruptChild(t, 2500*time.Millisecond, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, stderr %q; want 130", code, errb)
+	}
+	res, err := experiments.ReadResults(filepath.Join(outDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Partial, "interrupted after ") || len(res.Runs) == 0 || len(res.Runs) >= 18 || len(res.Cells) != 2 || res.Finished.IsZero() {
+		t.Errorf("partial %q, %d runs, %d cells, finished %v", res.Partial, len(res.Runs), len(res.Cells), res.Finished)
+	}
+	for _, f := range []string{"report.md", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(outDir, f))
+		if !strings.Contains(string(b), "PARTIAL: interrupted after") {
+			t.Errorf("%s does not say it is partial", f)
+		}
+	}
+}
+
+// Requests or records that failed make the command exit 1.
+func TestFailuresExitOne(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"load", "--target", srv.URL + "/x", "--time-scale", "0.02", "--duration", "3"}, &out, &errb); code != exitFailed || !strings.Contains(errb.String(), "405") {
+		t.Errorf("load against 405s: exit %d, stderr %q; want 1 naming the status", code, errb.String())
+	}
+	url := startMock(t, 0.1)
+	errb.Reset()
+	// Writes of 15 ms against a 10 ms call timeout: every write's outcome is unknown.
+	if code := run([]string{"run", "--target", url, "--time-scale", "0.1", "--records", "10", "--call-timeout", "100ms", "--profile", "slow-write"}, &out, &errb); code != exitFailed || !strings.Contains(errb.String(), "10 writes of unknown outcome") {
+		t.Errorf("run with every write timed out: exit %d, stderr %q; want 1", code, errb.String())
+	}
+}
