@@ -222,21 +222,6 @@ func TestCancelOnDisconnectDropsQueuedWork(t *testing.T) {
 	}
 }
 
-func TestWritesAreStoredOnce(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.01
-	url, svc := startService(t, cfg)
-	c := &http.Client{Timeout: 5 * time.Second}
-	for i, want := range []int{http.StatusCreated, http.StatusOK, http.StatusOK} {
-		if r := post(c, url+"/records", writeBody("same")); r.status != want {
-			t.Errorf("write %d: status %d, want %d", i, r.status, want)
-		}
-	}
-	if st := svc.Stats(); st.StoredWrites != 1 || st.DuplicateWrites != 2 {
-		t.Errorf("stored %d, duplicates %d; want 1, 2", st.StoredWrites, st.DuplicateWrites)
-	}
-}
-
 func do(t *testing.T, method, url, token, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
