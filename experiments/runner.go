@@ -78,7 +78,7 @@ func waitIdentified(ctx context.Context, mock api.Client, wait time.Duration) (a
 		case errors.Is(err, api.ErrNotMock):
 			return id, fmt.Errorf("%w: %v", ErrNotMock, err)
 		case time.Now().After(deadline):
-			return id, fmt.Errorf("experiment: mock service: %w", err)
+			return id, fmt.Errorf("experiment: the mock service at %s did not answer within %v: %w", mock.BaseURL, identifyTimeout, err)
 		}
 		select {
 		case <-ctx.Done():
