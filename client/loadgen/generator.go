@@ -44,6 +44,7 @@ type generator struct {
 	sent     int
 	inFlight int
 	dropped  int
+	behind   int // due, and not sent before the run ended
 	late     int
 	maxLag   time.Duration
 	replies  map[Reply]int
@@ -79,12 +80,36 @@ func (g *generator) runOpen(ctx context.Context, wg *sync.WaitGroup, p Pacer) {
 		}
 		sched := g.start.Add(off)
 		if g.clock.SleepUntil(ctx, sched) != nil {
+			// The run ended first. Arrivals already due were not sent for
+			// want of time, not for want of a schedule: they are behind,
+			// and counted.
+			stopped := g.clock.Now()
+			if stopped.After(g.end) {
+				stopped = g.end
+			}
+			for ok && sched.Before(stopped) {
+				g.behindOne(sched)
+				hit++
+				off, ok = p.Due(hit)
+				sched = g.start.Add(off)
+			}
 			return
 		}
 		if req, ok := g.admit(hit, sched); ok {
 			wg.Go(func() { g.send(ctx, req) })
 		}
 	}
+}
+
+// behindOne counts an arrival that fell due and could not be sent before
+// the run ended.
+func (g *generator) behindOne(sched time.Time) {
+	g.metrics.scheduled.Inc()
+	g.metrics.behind.Inc()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.behind++
+	g.timeline[g.second(sched)].Behind++
 }
 
 // runClosed runs the virtual users: user i first sends at second i mod 5,

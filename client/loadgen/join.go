@@ -15,6 +15,7 @@ type Second struct {
 	T        int `json:"t"`
 	Arrivals int `json:"arrivals"`
 	Dropped  int `json:"dropped"`
+	Behind   int `json:"behind"`
 	OnTime   int `json:"on_time"`
 	Rejected int `json:"rejected"`
 	TooLate  int `json:"too_late"`
@@ -27,7 +28,7 @@ type Second struct {
 // Result has the admission model's keys, plus what only a real run has.
 // Every sent request is counted in exactly one outcome: OnTime + Rejected +
 // TooLate + Unfinished + Cancelled + TimedOut + Unjoined + ErrorStatus +
-// TransportErrors = Requests; and Requests + Dropped = Scheduled.
+// TransportErrors = Requests; and Requests + Dropped + Behind = Scheduled.
 type Result struct {
 	Requests      int      `json:"requests"`
 	OnTime        int      `json:"on_time"`
@@ -48,8 +49,11 @@ type Result struct {
 	TransportErrors int         `json:"transport_errors"`
 	Scheduled       int         `json:"scheduled"`
 	Dropped         int         `json:"dropped"`
-	LateStarts      int         `json:"late_starts"`
-	MaxSendLagMs    float64     `json:"max_send_lag_ms"`
+	// Behind counts arrivals that fell due and could not be sent before the
+	// run ended: a generator that fell behind its schedule.
+	Behind       int     `json:"behind"`
+	LateStarts   int     `json:"late_starts"`
+	MaxSendLagMs float64 `json:"max_send_lag_ms"`
 	// Latency of on-time requests, in model seconds: from the scheduled
 	// time (what a user waits, free of coordinated omission) and from the
 	// moment the request was written (what the target did).
@@ -72,15 +76,15 @@ type Result struct {
 
 // tally is what the generator counted while the run went on.
 type tally struct {
-	sent, dropped, late int
-	maxLag              time.Duration
-	replies             map[Reply]int
-	statuses            map[int]int
-	timeline            []Second
-	joinable            []request
-	overflow            int
-	fromSchedule        *hdrhistogram.Histogram
-	fromSend            *hdrhistogram.Histogram
+	sent, dropped, behind, late int
+	maxLag                      time.Duration
+	replies                     map[Reply]int
+	statuses                    map[int]int
+	timeline                    []Second
+	joinable                    []request
+	overflow                    int
+	fromSchedule                *hdrhistogram.Histogram
+	fromSend                    *hdrhistogram.Histogram
 }
 
 // joinInput is everything the join reads. Times on the server's clock are
@@ -102,7 +106,7 @@ type joinInput struct {
 // the end, its outcome from the server's log, and adds up the rest from
 // what the client counted. It is a pure function.
 func join(in joinInput) Result {
-	res := Result{Requests: in.sent, Dropped: in.dropped, Scheduled: in.sent + in.dropped,
+	res := Result{Requests: in.sent, Dropped: in.dropped, Behind: in.behind, Scheduled: in.sent + in.dropped + in.behind,
 		OnTime: in.replies[ReplyOnTime], Rejected: in.replies[ReplyRejected], ErrorStatus: in.replies[ReplyStatus],
 		TransportErrors: in.replies[ReplyTransport], StatusCodes: maps.Clone(in.statuses),
 		LateStarts: in.late, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),

@@ -102,3 +102,12 @@ func TestJoinWithoutALogSaysTimedOut(t *testing.T) {
 		t.Errorf("queue figures without samples: peak %d, full %v, empty %v", res.PeakQueue, res.QueueFullAtS, res.QueueEmptyAtS)
 	}
 }
+
+// Arrivals the generator fell behind on are scheduled, not sent.
+func TestJoinCountsBehindInTheSchedule(t *testing.T) {
+	in, _ := joinCase()
+	in.behind = 3
+	if res := join(in); res.Scheduled != 12+2+3 || res.Behind != 3 || res.Requests != 12 {
+		t.Errorf("scheduled %d, behind %d, requests %d", res.Scheduled, res.Behind, res.Requests)
+	}
+}

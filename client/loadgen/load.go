@@ -144,7 +144,7 @@ func identify(ctx context.Context, mock api.Client, u *url.URL) (*api.Identity, 
 func (g *generator) tally() tally {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return tally{sent: g.sent, dropped: g.dropped, late: g.late, maxLag: g.maxLag, replies: maps.Clone(g.replies),
+	return tally{sent: g.sent, dropped: g.dropped, behind: g.behind, late: g.late, maxLag: g.maxLag, replies: maps.Clone(g.replies),
 		statuses: maps.Clone(g.statuses), timeline: g.timeline, joinable: g.joinable, overflow: g.overflow,
 		fromSchedule: g.fromSchedule, fromSend: g.fromSend}
 }

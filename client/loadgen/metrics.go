@@ -7,9 +7,9 @@ import (
 
 // metrics are the generator's own Prometheus metrics.
 type metrics struct {
-	scheduled, sent, dropped prometheus.Counter
-	replies                  *prometheus.CounterVec
-	lag                      prometheus.Histogram
+	scheduled, sent, dropped, behind prometheus.Counter
+	replies                          *prometheus.CounterVec
+	lag                              prometheus.Histogram
 }
 
 // newMetrics creates the metrics in reg (nil: registered nowhere). Like
@@ -25,6 +25,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Arrivals sent."}),
 		dropped: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "dropped_total",
 			Help: "Arrivals not sent because the generator's in-flight cap was reached."}),
+		behind: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "behind_total",
+			Help: "Arrivals that fell due and could not be sent before the run ended."}),
 		replies: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "client_outcomes_total",
 			Help: "Client-side outcomes: on_time, rejected, gave_up, pending (run ended first), error."}, []string{"outcome"}),
 		lag: f.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "send_lag_seconds",

@@ -39,8 +39,8 @@ func WriteResult(w io.Writer, cfg Config, r Result) error {
 		}
 		fmt.Fprintf(w, "Error statuses: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d started late, max send lag %.1f ms\n",
-		r.Scheduled, r.Dropped, r.LateStarts, r.MaxSendLagMs)
+	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d behind (due, not sent before the end), %d started late, max send lag %.1f ms\n",
+		r.Scheduled, r.Dropped, r.Behind, r.LateStarts, r.MaxSendLagMs)
 	for _, l := range []struct {
 		name string
 		l    Latency

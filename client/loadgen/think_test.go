@@ -14,6 +14,7 @@ import (
 // s at think 0: 71 requests, 11 on time, 59 rejected; before the rule the
 // model counted 13 and the generator spun).
 func TestThinkZeroDoesNotSpin(t *testing.T) {
+	t.Parallel() // two users: light beside TestLoadAgreesWithTheModel
 	for _, think := range []int{0, 1} {
 		sc := models.DefaultAdmissionScenario()
 		sc.Generator, sc.Users, sc.Workers, sc.Queue, sc.ServiceTime, sc.Think = models.GeneratorClosed, 2, 1, 0, 5, think

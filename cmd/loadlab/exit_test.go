@@ -58,6 +58,7 @@ func silentTarget(t *testing.T) string {
 // A target that accepts connections and never answers makes run, load and
 // experiment exit 2 within 10 seconds with one line saying so.
 func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
+	t.Parallel() // it waits, idle, beside the other tests
 	url := silentTarget(t)
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 3)
