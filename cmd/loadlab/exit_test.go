@@ -128,6 +128,7 @@ func interruptChild(t *testing.T, delay time.Duration, args ...string) (code int
 // Interrupted, run and load print what they measured, marked partial, and
 // exit 130.
 func TestInterruptedRunAndLoadArePartial(t *testing.T) {
+	t.Parallel() // a child process that is interrupted whatever else runs
 	url := startMock(t, 0.1)
 	code, out, errb := interruptChild(t, 700*time.Millisecond, "run", "--target", url, "--time-scale", "0.1", "--records", "20000", "--json")
 	var res struct {
@@ -151,6 +152,7 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 // An interrupted experiment writes its results over the runs that
 // completed, marked partial in every output, and exits 130.
 func TestInterruptedExperimentIsPartial(t *testing.T) {
+	t.Parallel() // a child process that is interrupted whatever else runs
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 9)
 	outDir := filepath.Join(dir, "out")
