@@ -1,0 +1,39 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/experiments/models"
+)
+
+// stallClock wakes the pacer's first sleeper only after the run has ended,
+// like a generator starved of CPU for the whole run.
+type stallClock struct{}
+
+func (c stallClock) Now() time.Time { return time.Now() }
+func (c stallClock) SleepUntil(ctx context.Context, t time.Time) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Arrivals that fall due while the generator cannot send them are counted
+// behind, never lost: scheduled = sent + dropped + behind, always (before,
+// a generator that could not keep up lost them silently).
+func TestArrivalsTheGeneratorCouldNotSendAreBehind(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 5, 5
+	g := newGenerator(Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: ArrivalsUniform, TimeScale: 0.01}, stallClock{})
+	g.start = time.Now()
+	g.end = g.start.Add(2 * g.unit)
+	ctx, cancel := context.WithDeadline(context.Background(), g.end)
+	defer cancel()
+	var wg sync.WaitGroup
+	g.runOpen(ctx, &wg, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
+	wg.Wait()
+	if g.behind != 10 || g.sent != 0 {
+		t.Errorf("behind %d, sent %d; want all 10 arrivals behind", g.behind, g.sent)
+	}
+}
