@@ -73,7 +73,7 @@ func overload(t *testing.T, clients int, duration time.Duration, scale, multiple
 	for c := range clients {
 		wg.Go(func() {
 			next := start.Add(time.Duration(c) * pause / time.Duration(clients))
-			for i := 0; next.Before(stop); i++ {
+			for i := 0; next.Before(stop) && time.Now().Before(stop); i++ {
 				time.Sleep(time.Until(next))
 				next = next.Add(pause)
 				id := fmt.Sprintf("o%d-%d", c, i)
