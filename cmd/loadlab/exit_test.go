@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -99,16 +100,26 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 	return spec, hyp
 }
 
-// child starts this binary as loadlab with args, and interrupts it with
-// SIGINT once ready says so (or after the given delay).
-func interruptChild(t *testing.T, delay time.Duration, args ...string) (code int, stdout, stderr string) {
+// interruptChild starts this binary as loadlab with args, and interrupts
+// it with SIGINT once its stderr holds ready (any output at all when ready
+// is empty) and delay has passed.
+func interruptChild(t *testing.T, ready string, delay time.Duration, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var out bytes.Buffer
+	errb := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), ready) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("%v: no %q on stderr within 30 s: %s", args, ready, errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(delay)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -125,12 +136,30 @@ func interruptChild(t *testing.T, delay time.Duration, args ...string) (code int
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
+// lockedBuffer is a buffer a child writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // Interrupted, run and load print what they measured, marked partial, and
 // exit 130.
 func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	t.Parallel() // a child process that is interrupted whatever else runs
 	url := startMock(t, 0.1)
-	code, out, errb := interruptChild(t, 700*time.Millisecond, "run", "--target", url, "--time-scale", "0.1", "--records", "20000", "--json")
+	code, out, errb := interruptChild(t, "", 700*time.Millisecond, "run", "--target", url, "--time-scale", "0.1", "--records", "20000", "--json")
 	var res struct {
 		Partial    bool `json:"partial"`
 		NotStarted int  `json:"not_started"`
@@ -139,7 +168,7 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || res.NotStarted == 0 || res.Complete == 0 {
 		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial result", code, res, err, errb)
 	}
-	code, out, errb = interruptChild(t, 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
+	code, out, errb = interruptChild(t, "", 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
 	var lres struct {
 		Partial  bool `json:"partial"`
 		Requests int  `json:"requests"`
@@ -156,7 +185,8 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 9)
 	outDir := filepath.Join(dir, "out")
-	code, _, errb := interruptChild(t, 2500*time.Millisecond, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
+	// SIGINT once the first of 18 runs has finished.
+	code, _, errb := interruptChild(t, "1/18 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, stderr %q; want 130", code, errb)
 	}
