@@ -27,8 +27,10 @@ type StationStats struct {
 
 // HighWater holds the largest values seen since the last reset.
 type HighWater struct {
-	// Offered is the most HTTP requests open at the station at once,
-	// including those being refused: the concurrency the clients offered.
+	// Offered is the most requests open at the station at once, including
+	// those being refused: the concurrency the clients offered. A request
+	// counts once its body is complete and valid, so one still sending its
+	// body, or refused for bad input, is not offered.
 	Offered int `json:"offered"`
 	Busy    int `json:"busy"`
 	Queue   int `json:"queue"`
