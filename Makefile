@@ -6,7 +6,7 @@ PROFILE  ?= healthy
 
 COMPOSE  ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: all build run mock static image up down test lint bench clean
+.PHONY: all build run mock static image up down test lint bench reliability clean
 
 all: build
 
@@ -62,6 +62,12 @@ export GORACE ?= atexit_sleep_ms=100
 test: lint
 	$(GO) test -race -count=1 -p 2 -timeout 14m $(addprefix ./,$(PARALLEL_PKGS))
 	$(GO) test -race -count=1 -p 1 -timeout 14m $$($(GO) list ./... | grep -vxF $(addprefix -e $(MODULE)/,$(PARALLEL_PKGS)))
+
+# The figures of the README's Reliability section: a minute of load each,
+# kept out of make test.
+reliability:
+	LOADLAB_MEMORY=1 $(GO) test -count=1 -run GeneratorMemory -v ./client/loadgen
+	LOADLAB_LONG=1 $(GO) test -count=1 -timeout 4m -run 'TestOverloadLong|TestSlowlorisLong' -v ./mockservice
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...

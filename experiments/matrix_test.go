@@ -130,3 +130,32 @@ func TestFailedRunIsRecorded(t *testing.T) {
 		t.Errorf("runs %+v", res.Runs)
 	}
 }
+
+// A client run that hangs is killed at its wall-clock limit, and the run
+// fails saying so; the matrix goes on.
+func TestHungRunIsKilledAtItsLimit(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", strings.Replace(tinySpec, "runs: 2", "runs: 1", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang := writeFile(t, dir, "hang.sh", "#!/bin/sh\nexec sleep 30\n")
+	if err := os.Chmod(hang, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startMock(t, spec)
+	r := &Runner{Spec: spec, Binary: hang, Target: url, RunLimit: 300 * time.Millisecond}
+	start := time.Now()
+	res, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("two hung runs took %v", el)
+	}
+	for _, run := range res.Runs {
+		if !strings.Contains(run.Failed, "wall-clock limit") {
+			t.Errorf("%s: failed %q, want the wall-clock limit", run.Cell, run.Failed)
+		}
+	}
+}

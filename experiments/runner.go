@@ -45,6 +45,9 @@ type Runner struct {
 	Wait time.Duration
 	// Metrics, when set, receives the runner's own metrics.
 	Metrics *RunnerMetrics
+	// RunLimit, when > 0, replaces every run's wall-clock limit (by
+	// default a generous multiple of its cell's Little's-law time).
+	RunLimit time.Duration
 }
 
 // Errors of a mock service unfit for the experiment; nothing is run.
@@ -159,6 +162,9 @@ const (
 // runLimit is how long one run of cell c may take in real time before its
 // child is killed and the run fails.
 func (r *Runner) runLimit(mockCfg config.Config, c Cell) time.Duration {
+	if r.RunLimit > 0 {
+		return r.RunLimit
+	}
 	s, _ := records.ParseStrategy(c.Strategy)
 	inFlight := max(s.RecordsInFlight, 1)
 	if s.RecordsInFlight == records.UnboundedInFlight {

@@ -20,10 +20,14 @@ func runLoad(args []string, stdout io.Writer) error {
 	cfg := loadgen.Config{Arrivals: loadgen.ArrivalsStep, TimeScale: 1, LateThreshold: loadgen.DefaultLateThreshold}
 	fs, parse := newFlagSet("load",
 		"Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n"+
-			"every request as on_time, rejected, too_late (served after the client gave up) or unfinished, joined\n"+
-			"with the mock service's request log. Without --target it starts the document's endpoint in-process on\n"+
-			"loopback (the scenario's workers, service time and queue, 429 when full). Seconds are model seconds:\n"+
-			"one lasts --time-scale real seconds.\n", stdout)
+			"every request in one outcome: on_time, rejected, too_late (served after the client gave up), unfinished,\n"+
+			"cancelled, timed_out, unjoined, error_status or transport_error, joined with the mock service's request\n"+
+			"log. Without --target it starts the document's endpoint in-process on loopback (the scenario's workers,\n"+
+			"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n"+
+			"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n"+
+			"at the same --time-scale); any other target is sent the load and nothing else.\n\n"+
+			"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n"+
+			"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n", stdout)
 	admissionFlags(fs, &sc)
 	fs.StringVar(&cfg.Target, "target", "", "URL to POST each request to (default: an in-process mock station's /enrich)")
 	fs.StringVar(&cfg.Arrivals, "arrivals", cfg.Arrivals, "open: step (a second's arrivals at its start, as the model) or uniform (evenly spaced)")

@@ -4,7 +4,7 @@
 //	loadlab preregister            lock the hypotheses before the first run
 //	loadlab check DIR              re-judge a results folder
 //	loadlab run                    one batch of records against a running mock service
-//	loadlab load                   open or closed load against an endpoint, four outcomes
+//	loadlab load                   open or closed load against an endpoint, every request one outcome
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
 package main
@@ -38,7 +38,7 @@ Commands:
                          against a running mock service with a strategy: C1, C2, C3, C4,
                          sequential, bounded:N, unbounded
   load                   drive an endpoint with an open ramp or closed users and report every
-                         request as on time, rejected, served too late or unfinished
+                         request in one outcome (on time, rejected, served too late, unfinished, ...)
                          (flags as simulate admission; --compare-model puts both side by side)
   simulate concurrency   exact model of the published concurrency simulation
                          (48 seeded requests, 8 workers, FIFO queue, client limits)
@@ -46,6 +46,10 @@ Commands:
                          (one-second steps, open ramp or closed users, bounded queue, timeouts)
 
 Run "loadlab COMMAND --help" for a command's flags.
+
+Exit codes, for every command: 0 clean; 1 records, requests or runs failed; 2 bad input,
+or a target unfit for the command (nothing sent); 130 interrupted (SIGINT or SIGTERM):
+what was measured is written, marked partial.
 `
 
 // exitError carries an exit code.

@@ -95,6 +95,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"simulate"},
 		{"simulate", "weather"},
 		{"simulate", "concurrency", "--seeds", "9-1"},
+		{"simulate", "concurrency", "--seeds", "0-4294967295"},
 		{"simulate", "concurrency", "--limits", "0"},
 		{"simulate", "concurrency", "--durations", "75:80"},
 		{"simulate", "concurrency", "--workers", "x"},

@@ -27,7 +27,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
-	fs.DurationVar(&cfg.PermitTimeout, "permit-timeout", cfg.PermitTimeout, "how long a call may wait for a permit (before the time scale)")
+	fs.DurationVar(&cfg.PermitTimeout, "permit-timeout", cfg.PermitTimeout, "how long a call may wait for a rate token and then a permit, together (before the time scale)")
 	inFlight := fs.Int("records-in-flight", 0, "override the strategy's records in flight (0: runtime default GOMAXPROCS, -1: all)")
 	shared := fs.Int("shared-permits", 0, "override: one budget of N permits for every call")
 	enrich := fs.Int("enrichment-permits", 0, "override: enrichment budget")

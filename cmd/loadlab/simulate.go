@@ -84,6 +84,6 @@ func admissionFlags(fs *flag.FlagSet, sc *models.AdmissionScenario) {
 	fs.IntVar(&sc.RampStart, "ramp-start", sc.RampStart, "open: first second of the peak rate")
 	fs.IntVar(&sc.RampEnd, "ramp-end", sc.RampEnd, "open: first second after the peak rate")
 	fs.IntVar(&sc.Users, "users", sc.Users, "closed: virtual users (user i first sends at second i mod 5)")
-	fs.IntVar(&sc.Think, "think", sc.Think, "closed: seconds a user waits after a reply, rejection or timeout")
+	fs.IntVar(&sc.Think, "think", sc.Think, "closed: seconds a user waits after a reply or a timeout; after a rejection (or a drop) at least 1")
 	fs.IntVar(&sc.Duration, "duration", sc.Duration, "seconds simulated")
 }
