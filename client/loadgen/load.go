@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"sync"
 	"time"
@@ -18,18 +17,15 @@ import (
 // Errors Load returns before any load is sent.
 var (
 	// ErrTargetUnreachable: the target did not accept a connection, or
-	// did not answer HTTP.
-	ErrTargetUnreachable = errors.New("loadgen: target unreachable")
+	// did not answer HTTP (it is api.ErrUnreachable).
+	ErrTargetUnreachable = api.ErrUnreachable
 	// ErrTimeScaleMismatch: the target is a loadlab mock service running
 	// at another time scale; every figure would be wrong.
 	ErrTimeScaleMismatch = errors.New("loadgen: time scale mismatch")
 )
 
-// Bounds of the calls around the run.
-const (
-	probeTimeout    = 5 * time.Second
-	capacityTimeout = 2 * time.Second
-)
+// capacityTimeout bounds the read of the station's queue capacity.
+const capacityTimeout = 2 * time.Second
 
 // Load runs the generator against cfg.Target. When the target identifies
 // itself as a loadlab mock service (OPTIONS on the target's path), Load
@@ -55,9 +51,9 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	u, _ := url.Parse(cfg.Target) // valid: checked by Validate
 	base := u.Scheme + "://" + u.Host
 	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: g.http}
-	identified, err := identify(ctx, mock, u)
+	identified, err := mock.Discover(ctx, u.EscapedPath())
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("loadgen: %w", err)
 	}
 	station := ""
 	if identified != nil {
@@ -112,32 +108,6 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	res := join(in)
 	res.Partial = ctx.Err() != nil
 	return res, nil
-}
-
-// identify checks that the target accepts connections, then asks it, on
-// the target's own path, whether it is a loadlab mock service: nil when it
-// is not.
-func identify(ctx context.Context, mock api.Client, u *url.URL) (*api.Identity, error) {
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-	}
-	d := net.Dialer{Timeout: probeTimeout}
-	conn, err := d.DialContext(ctx, "tcp", host)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTargetUnreachable, err)
-	}
-	conn.Close()
-	mock.Timeout = probeTimeout
-	id, err := mock.Identify(ctx, u.EscapedPath())
-	switch {
-	case err == nil:
-		return &id, nil
-	case errors.Is(err, api.ErrNotMock):
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %v", ErrTargetUnreachable, probeTimeout, err)
-	}
 }
 
 // tally copies what the generator counted, once every sender has finished.

@@ -192,8 +192,8 @@ type Result struct {
 // Errors Run returns before any record is sent.
 var (
 	// ErrUnreachable: the target did not accept a connection, or did not
-	// answer HTTP.
-	ErrUnreachable = errors.New("records: target unreachable")
+	// answer HTTP (it is api.ErrUnreachable).
+	ErrUnreachable = api.ErrUnreachable
 	// ErrTimeScaleMismatch: the target is a loadlab mock service running at
 	// another time scale; every figure would be wrong.
 	ErrTimeScaleMismatch = errors.New("records: time scale mismatch")
@@ -220,9 +220,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	inFlight := cfg.inFlight()
 	r := &runner{cfg: cfg, http: transport.New(inFlight)}
 	defer r.http.CloseIdleConnections()
-	identity, err := identify(ctx, api.Client{BaseURL: cfg.Target, HTTP: r.http})
+	identity, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Discover(ctx, api.PathEnrich)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("records: %w", err)
 	}
 	if err := prepare(ctx, cfg, identity); err != nil {
 		return Result{}, err

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +68,46 @@ func (c Client) Identify(ctx context.Context, path string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: %s %q is not a time scale", ErrNotMock, HeaderTimeScale, resp.Header.Get(HeaderTimeScale))
 	}
 	return Identity{Version: version, TimeScale: scale}, nil
+}
+
+// ErrUnreachable: the target did not accept a connection, or accepted one
+// and did not answer HTTP in time.
+var ErrUnreachable = errors.New("target unreachable")
+
+// DiscoverTimeout bounds each step of Discover.
+const DiscoverTimeout = 5 * time.Second
+
+// Discover checks that the target accepts connections, then asks it, with
+// OPTIONS on path (a load route), whether it is a loadlab mock service. It
+// returns the mock's identity; nil and no error for any other target, which
+// was asked nothing else; ErrUnreachable (wrapped, saying why) when it did
+// not accept a connection or did not answer within DiscoverTimeout. The
+// client's own Timeout does not apply.
+func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: %q is not a URL", ErrUnreachable, c.BaseURL)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	d := net.Dialer{Timeout: DiscoverTimeout}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	conn.Close()
+	c.Timeout = DiscoverTimeout
+	id, err := c.Identify(ctx, path)
+	switch {
+	case err == nil:
+		return &id, nil
+	case errors.Is(err, ErrNotMock):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %v", ErrUnreachable, DiscoverTimeout, err)
+	}
 }
 
 // Healthy reports whether GET /healthz answers 200.
