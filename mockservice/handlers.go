@@ -48,29 +48,32 @@ func (s *Service) Handler() http.Handler {
 	return mux
 }
 
-// handleEnrich and handleRecords read and check a request's body before it
-// counts as offered at the station (Station.Open): a client still sending
-// its body holds no worker and offers nothing yet, and a request refused
-// for bad input (4xx) never reaches the station.
+// through reads and checks a request's body into req, then passes it
+// through station st. It returns the function that closes the request at
+// the station, and whether it was served; when it was not, it has
+// answered. The body is read and checked before the request counts as
+// offered at the station (Station.Open): a client still sending its body
+// holds no worker and offers nothing yet, and a request refused for bad
+// input (4xx) never reaches the station.
+func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Station, req interface{ Check() error }) (leave func(), served bool) {
+	leave = func() {}
+	if !validRequestID(w, r) || !decode(w, r, req) {
+		return leave, false
+	}
+	if err := req.Check(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return leave, false
+	}
+	leave = st.Open()
+	res := st.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
+	return leave, !answeredUnserved(w, cfg, res)
+}
+
 func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
-	if !validRequestID(w, r) {
-		return
-	}
 	var req api.EnrichRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if req.RecordID == "" {
-		writeError(w, http.StatusBadRequest, "record_id: missing")
-		return
-	}
-	if req.Step < 1 {
-		writeError(w, http.StatusBadRequest, "step: missing or below 1")
-		return
-	}
-	defer s.enrichment.Open()()
-	res := s.enrichment.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
-	if answeredUnserved(w, s.cfg.Enrichment, res) {
+	leave, served := through(w, r, s.enrichment, s.cfg.Enrichment, &req)
+	defer leave()
+	if !served {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"record_id": req.RecordID, "step": req.Step,
@@ -78,24 +81,10 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
-	if !validRequestID(w, r) {
-		return
-	}
 	var req api.WriteRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if req.ID == "" {
-		writeError(w, http.StatusBadRequest, "id: missing")
-		return
-	}
-	if req.Complete == nil {
-		writeError(w, http.StatusBadRequest, "complete: missing")
-		return
-	}
-	defer s.records.Open()()
-	res := s.records.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
-	if answeredUnserved(w, s.cfg.Records, res) {
+	leave, served := through(w, r, s.records, s.cfg.Records, &req)
+	defer leave()
+	if !served {
 		return
 	}
 	if s.store(req.ID, *req.Complete) {

@@ -6,6 +6,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -82,10 +83,32 @@ type EnrichRequest struct {
 	Step     int    `json:"step"`
 }
 
+// Check names the first missing field.
+func (r EnrichRequest) Check() error {
+	switch {
+	case r.RecordID == "":
+		return errors.New("record_id: missing")
+	case r.Step < 1:
+		return errors.New("step: missing or below 1")
+	}
+	return nil
+}
+
 // WriteRequest is the body of POST /records. Complete is required.
 type WriteRequest struct {
 	ID       string `json:"id"`
 	Complete *bool  `json:"complete"`
+}
+
+// Check names the first missing field.
+func (r WriteRequest) Check() error {
+	switch {
+	case r.ID == "":
+		return errors.New("id: missing")
+	case r.Complete == nil:
+		return errors.New("complete: missing")
+	}
+	return nil
 }
 
 // Health is the JSON of GET /healthz.
