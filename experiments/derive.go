@@ -9,10 +9,11 @@ import (
 )
 
 // metricsOf flattens a run into the named metrics hypotheses use; times and
-// rates are in lab seconds.
+// rates are in lab seconds (the hypotheses' "accepted_per_second" is per lab
+// second).
 func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 {
 	m := map[string]float64{
-		"accepted_per_second":       c.AcceptedPerSecond * scale,
+		"accepted_per_second":       c.AcceptedPerLabSecond, // per lab second, as every rate of an experiment
 		"duration_seconds":          c.DurationSeconds / scale,
 		"write_rejections":          float64(c.WriteRejections),
 		"peak_concurrent_writes":    float64(s.Stations[api.Records].HighWater.Offered),

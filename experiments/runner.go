@@ -55,41 +55,12 @@ var (
 	// ErrMismatch: the mock service is not set up as the experiment needs.
 	ErrMismatch = errors.New("experiment: mock service mismatch")
 	// ErrNotMock: the target is not a loadlab mock service; it was asked
-	// nothing but OPTIONS on the enrichment route.
-	ErrNotMock = errors.New("experiment: the target is not a loadlab mock service")
+	// nothing but OPTIONS on the enrichment route (it is api.ErrNotMock).
+	ErrNotMock = api.ErrNotMock
+	// ErrAdmin: the mock service refused its admin routes (for want of its
+	// token, say); nothing was run.
+	ErrAdmin = errors.New("experiment: the mock service refused an admin request")
 )
-
-// waitIdentified asks every identifyPoll, each time for at most
-// identifyTimeout: a target that accepts connections and never answers
-// fails the experiment within seconds.
-const (
-	identifyPoll    = 200 * time.Millisecond
-	identifyTimeout = 5 * time.Second
-)
-
-// waitIdentified asks the target, with OPTIONS on the enrichment route,
-// whether it is a loadlab mock service, until it answers or wait has
-// passed; a target that answers as something else is ErrNotMock at once.
-func waitIdentified(ctx context.Context, mock api.Client, wait time.Duration) (api.Identity, error) {
-	mock.Timeout = identifyTimeout
-	deadline := time.Now().Add(wait)
-	for {
-		id, err := mock.Identify(ctx, api.PathEnrich)
-		switch {
-		case err == nil:
-			return id, nil
-		case errors.Is(err, api.ErrNotMock):
-			return id, fmt.Errorf("%w: %v", ErrNotMock, err)
-		case time.Now().After(deadline):
-			return id, fmt.Errorf("experiment: the mock service at %s did not answer within %v: %w", mock.BaseURL, identifyTimeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return id, ctx.Err()
-		case <-time.After(identifyPoll):
-		}
-	}
-}
 
 // Run executes the matrix and judges the hypotheses. A run that fails is
 // recorded with its reason and the matrix goes on.
@@ -102,13 +73,20 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		return nil, errors.New("experiment: no mock service target")
 	}
 	mock := api.Client{BaseURL: r.Target, Token: r.AdminToken}
-	id, err := waitIdentified(ctx, mock, r.Wait)
-	if err != nil {
-		return nil, err
+	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.Wait)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("experiment: %w", err)
+	case id == nil:
+		return nil, fmt.Errorf("experiment: %s: %w", r.Target, ErrNotMock)
 	}
 	// A mock service at another time scale would make every figure wrong.
 	if id.TimeScale != r.Spec.TimeScale {
 		return nil, fmt.Errorf("%w: the mock service runs at time scale %g, the experiment at %g", ErrMismatch, id.TimeScale, r.Spec.TimeScale)
+	}
+	// Its admin routes must answer before the first run, not fail every run.
+	if err := mock.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)
 	}
 	res := &Results{Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
 		Target: r.Target, Started: time.Now().UTC()}

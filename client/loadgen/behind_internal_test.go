@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +29,7 @@ func TestArrivalsTheGeneratorCouldNotSendAreBehind(t *testing.T) {
 	g.end = g.start.Add(2 * g.unit)
 	ctx, cancel := context.WithDeadline(context.Background(), g.end)
 	defer cancel()
-	var wg sync.WaitGroup
-	g.runOpen(ctx, &wg, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
-	wg.Wait()
+	g.runOpen(ctx, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
 	if g.behind != 10 || g.sent != 0 {
 		t.Errorf("behind %d, sent %d; want all 10 arrivals behind", g.behind, g.sent)
 	}

@@ -9,11 +9,22 @@ package loadgen
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
+)
+
+// HTTP clients of the generator.
+const (
+	// ClientNetHTTP is Go's net/http: the moment each request is written is
+	// known exactly (the send lag is taken then).
+	ClientNetHTTP = "net/http"
+	// ClientFastHTTP is github.com/valyala/fasthttp: less CPU per request;
+	// the send lag is taken when the request is handed to it.
+	ClientFastHTTP = "fasthttp"
 )
 
 // Arrival modes of the open generator.
@@ -81,9 +92,9 @@ var Replies = []Reply{ReplyOnTime, ReplyRejected, ReplyStatus, ReplyTransport, R
 const (
 	DefaultTieWindowStep = 0.1 // a tenth of a model second
 	DefaultLateThreshold = 0.1
-	// defaultConns sizes the connection pool when nothing caps requests in
-	// flight.
-	defaultConns = 256
+	// DefaultMaxInFlight bounds the default in-flight cap: a pool of
+	// senders and connections that large, at most.
+	DefaultMaxInFlight = 10_000
 	// MaxJoined bounds the requests kept for the join with the server's log
 	// (those the client gave up on or that were pending at the end): the
 	// mock service's request log keeps 100 000 by default. Beyond it a
@@ -109,17 +120,28 @@ type Config struct {
 	Arrivals string
 	// TimeScale: one model second lasts TimeScale real seconds.
 	TimeScale float64
+	// Client is the HTTP client: ClientNetHTTP (the default, "") or
+	// ClientFastHTTP.
+	Client string
 	// MaxInFlight caps requests awaiting an outcome; an arrival that finds
-	// the cap reached is dropped, and counted. 0: no cap.
+	// the cap reached is dropped, and counted. 0: the default, the most
+	// requests the schedule can have awaiting an outcome at once (the peak
+	// rate × (timeout + 1) model seconds, closed: the users), at most
+	// DefaultMaxInFlight.
 	MaxInFlight int
-	// LateThreshold (model seconds): an arrival sent later than this after
-	// its scheduled time is counted as a late start.
+	// LateThreshold (model seconds): an open arrival the generator reaches
+	// later than this after its scheduled time is behind, not sent; a
+	// request written later than this after its scheduled time is a late
+	// start. 0 means DefaultLateThreshold.
 	LateThreshold float64
 	// TieWindow (model seconds): a reply arriving within this window after
 	// the client's deadline counts as before the give-up — the model's
 	// order for simultaneous events (completions, then give-ups).
 	TieWindow  float64
 	AdminToken string
+	// Wait is how long to keep asking a target that does not accept
+	// connections yet (a mock service still starting); 0 asks once.
+	Wait time.Duration
 	// Registerer receives the generator's metrics (nil: none). It must not
 	// hold them already.
 	Registerer prometheus.Registerer
@@ -156,6 +178,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("target: %q is not an http(s) URL", c.Target)
 	case c.Arrivals != ArrivalsStep && c.Arrivals != ArrivalsUniform:
 		return fmt.Errorf("arrivals: %q is not step or uniform", c.Arrivals)
+	case c.Client != "" && c.Client != ClientNetHTTP && c.Client != ClientFastHTTP:
+		return fmt.Errorf("client: %q is not %s or %s", c.Client, ClientNetHTTP, ClientFastHTTP)
 	case c.MaxInFlight < 0:
 		return fmt.Errorf("max-in-flight: %d must be ≥ 0", c.MaxInFlight)
 	case c.LateThreshold < 0:
@@ -167,6 +191,25 @@ func (c Config) Validate() error {
 		return fmt.Errorf("time-scale: %w", err)
 	}
 	return nil
+}
+
+// inFlightCap is MaxInFlight, or its default: no request can be awaiting
+// an outcome longer than the timeout (plus the tie window, under one model
+// second), so an open schedule never has more than its peak rate ×
+// (timeout + 1) in flight, and closed users never more than their number.
+func (c Config) inFlightCap() int {
+	if c.MaxInFlight > 0 {
+		return c.MaxInFlight
+	}
+	sc := c.Scenario
+	if sc.Generator != models.GeneratorOpen {
+		return min(sc.Users, DefaultMaxInFlight)
+	}
+	perSecond := max(sc.BaseRate, sc.PeakRate)
+	if perSecond > DefaultMaxInFlight/(sc.Timeout+1) { // overflow guard too
+		return DefaultMaxInFlight
+	}
+	return max(perSecond*(sc.Timeout+1), 1)
 }
 
 // stationOf names the mock station behind a target path, or "".

@@ -5,23 +5,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 
 	"github.com/loadlab/loadlab/experiments/models"
-	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 type mock struct {
-	url string
-	svc *mockservice.Service
+	url   string
+	admin api.Client
 }
 
 // startMock runs the real mock service on loopback until the test ends.
 func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
 	m := mocktest.Start(t, cfg)
-	return &mock{url: m.URL, svc: m.Service}
+	return &mock{url: m.URL, admin: m.Client}
 }
 
 // endpoint is the admission scenario's endpoint, as loadlab load starts it:

@@ -37,13 +37,17 @@ type Result struct {
 	Unfinished    int      `json:"unfinished"`
 	P95LatencyS   *float64 `json:"p95_latency_s"`
 	WastedWorkerS float64  `json:"wasted_worker_s"`
-	PeakQueue     int      `json:"peak_queue"`
-	QueueEmptyAtS *int     `json:"queue_empty_at_s"`
-	QueueFullAtS  *int     `json:"queue_full_at_s"`
-	Cancelled     int      `json:"cancelled"`
-	TimedOut      int      `json:"timed_out"`
-	Unjoined      int      `json:"unjoined"`
-	ErrorStatus   int      `json:"error_status"`
+	// PeakQueue is the largest queue length of the mid-second samples (the
+	// model's key: its queue at the end of each second); QueueHighWater is
+	// the station's own high-water mark, transients included.
+	PeakQueue      int  `json:"peak_queue"`
+	QueueHighWater *int `json:"queue_high_water"`
+	QueueEmptyAtS  *int `json:"queue_empty_at_s"`
+	QueueFullAtS   *int `json:"queue_full_at_s"`
+	Cancelled      int  `json:"cancelled"`
+	TimedOut       int  `json:"timed_out"`
+	Unjoined       int  `json:"unjoined"`
+	ErrorStatus    int  `json:"error_status"`
 	// StatusCodes counts the answers of ErrorStatus by HTTP status.
 	StatusCodes     map[int]int `json:"status_codes"`
 	TransportErrors int         `json:"transport_errors"`
@@ -68,9 +72,12 @@ type Result struct {
 	ServerIdentified bool    `json:"server_identified"`
 	TieWindowS       float64 `json:"tie_window_s"`
 	TimeScale        float64 `json:"time_scale"`
-	// Partial: the run was interrupted; the figures are those of the
-	// seconds before it ended.
-	Partial  bool     `json:"partial"`
+	// Partial: the run was interrupted; the figures, and the timeline, are
+	// those of the seconds before it ended.
+	Partial bool `json:"partial"`
+	// LogError says why the request log could not be read, when it could
+	// not: the requests the join needed are then unjoined.
+	LogError string   `json:"log_error,omitempty"`
 	Timeline []Second `json:"timeline"`
 }
 
@@ -82,7 +89,7 @@ type tally struct {
 	statuses                    map[int]int
 	timeline                    []Second
 	joinable                    []request
-	overflow                    int
+	overflow                    map[Reply]int // gave up or pending, beyond the join's bound
 	fromSchedule                *hdrhistogram.Histogram
 	fromSend                    *hdrhistogram.Histogram
 }
@@ -100,6 +107,12 @@ type joinInput struct {
 	identified bool
 	tieWindow  float64
 	timeScale  float64
+	// Set when the run was interrupted: its seconds so far.
+	partial bool
+	seconds int
+	// What the log and the metrics said, or why they could not be read.
+	logError       string
+	queueHighWater *int
 }
 
 // join gives every request the client gave up on, or that was pending at
@@ -116,6 +129,9 @@ func join(in joinInput) Result {
 		res.StatusCodes = map[int]int{}
 	}
 	tl := slices.Clone(in.timeline)
+	if in.partial {
+		tl = tl[:max(in.seconds, 1)]
+	}
 	for t := range tl {
 		tl[t].T, tl[t].Queue = t, -1
 		if t < len(in.queue) {
@@ -132,10 +148,18 @@ func join(in joinInput) Result {
 		}
 	}
 	serverEnd := in.end.Add(in.offset)
-	res.Unjoined = in.overflow
+	res.Partial, res.LogError, res.QueueHighWater = in.partial, in.logError, in.queueHighWater
+	switch {
+	case in.log != nil || in.logError != "":
+		res.Unjoined = in.overflow[ReplyGaveUp] + in.overflow[ReplyPending] // beyond the join's bound
+	default: // no log to ask, as for the others
+		res.TimedOut, res.Unfinished = in.overflow[ReplyGaveUp], in.overflow[ReplyPending]
+	}
 	for _, q := range in.joinable {
 		e, ok := server[q.id]
 		switch {
+		case in.logError != "":
+			res.Unjoined++
 		case in.log == nil && q.reply == ReplyGaveUp:
 			res.TimedOut++
 		case in.log == nil:

@@ -79,13 +79,38 @@ func TestJoinGivesEveryRequestOneOutcome(t *testing.T) {
 	}
 }
 
-// Requests past the join's own bound are unjoined, and counted.
-func TestJoinCountsOverflowAsUnjoined(t *testing.T) {
+// Requests past the join's own bound are unjoined, and counted; against a
+// target without a log they are timed_out (gave up) or unfinished
+// (pending), as the others.
+func TestJoinCountsOverflow(t *testing.T) {
 	in, _ := joinCase()
-	in.overflow = 7
+	in.overflow = map[Reply]int{ReplyGaveUp: 7, ReplyPending: 2}
 	in.log = &api.RequestLogSnapshot{}
-	if res := join(in); res.Unjoined != 7+len(in.joinable) || res.ServerJoined {
-		t.Errorf("unjoined %d, joined %v", res.Unjoined, res.ServerJoined)
+	if res := join(in); res.Unjoined != 9+len(in.joinable) || res.ServerJoined {
+		t.Errorf("with a log: unjoined %d, joined %v", res.Unjoined, res.ServerJoined)
+	}
+	in.log, in.identified = nil, false
+	if res := join(in); res.Unjoined != 0 || res.TimedOut != 7+5 || res.Unfinished != 2+1 {
+		t.Errorf("without a log: unjoined %d, timed out %d, unfinished %d", res.Unjoined, res.TimedOut, res.Unfinished)
+	}
+}
+
+// A request log that could not be read leaves the requests that needed it
+// unjoined, and says why.
+func TestJoinWithAnUnreadableLog(t *testing.T) {
+	in, _ := joinCase()
+	in.logError = "mock /admin/requests: 500"
+	if res := join(in); res.Unjoined != len(in.joinable) || res.ServerJoined || res.LogError == "" {
+		t.Errorf("unjoined %d, joined %v, log error %q", res.Unjoined, res.ServerJoined, res.LogError)
+	}
+}
+
+// An interrupted run's timeline ends where the run did.
+func TestJoinTrimsAnInterruptedTimeline(t *testing.T) {
+	in, _ := joinCase()
+	in.partial, in.seconds = true, 3
+	if res := join(in); !res.Partial || len(res.Timeline) != 3 {
+		t.Errorf("partial %v, %d seconds", res.Partial, len(res.Timeline))
 	}
 }
 

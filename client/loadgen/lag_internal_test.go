@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -28,12 +29,13 @@ func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 	defer srv.Close()
 	sc := models.DefaultAdmissionScenario()
 	g := newGenerator(Config{Target: srv.URL, Scenario: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
-	g.http = &http.Client{Transport: slowStart{transport.New(1).Transport}}
+	u, _ := url.Parse(srv.URL)
+	n := newNetHTTP(u, 1, RealClock)
+	n.client = &http.Client{Transport: slowStart{transport.New(1).Transport}}
+	g.doer = n
 	g.start = time.Now()
-	req, ok := g.admit(0, g.start)
-	if !ok {
-		t.Fatal("not admitted")
-	}
+	req := g.newRequest(0, g.start)
+	g.admitted(req)
 	if reply, _ := g.send(context.Background(), req); reply != ReplyOnTime {
 		t.Fatalf("reply %s", reply)
 	}

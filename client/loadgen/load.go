@@ -22,6 +22,9 @@ var (
 	// ErrTimeScaleMismatch: the target is a loadlab mock service running
 	// at another time scale; every figure would be wrong.
 	ErrTimeScaleMismatch = errors.New("loadgen: time scale mismatch")
+	// ErrAdmin: the mock service refused its reset (for want of its admin
+	// token, say); nothing was sent.
+	ErrAdmin = errors.New("loadgen: the mock service refused its reset")
 )
 
 // capacityTimeout bounds the read of the station's queue capacity.
@@ -42,16 +45,17 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		clock = RealClock
 	}
 	g := newGenerator(cfg, clock)
-	conns := cfg.MaxInFlight
-	if conns == 0 {
-		conns = defaultConns
-	}
-	g.http = transport.New(conns)
-	defer g.http.CloseIdleConnections()
 	u, _ := url.Parse(cfg.Target) // valid: checked by Validate
+	if cfg.Client == ClientFastHTTP {
+		g.doer = newFastHTTP(u, g.inFlightCap, clock)
+	} else {
+		g.doer = newNetHTTP(u, g.inFlightCap, clock)
+	}
+	defer g.doer.close()
 	base := u.Scheme + "://" + u.Host
-	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: g.http}
-	identified, err := mock.Discover(ctx, u.EscapedPath())
+	// Admin, metrics and log calls go on connections of their own.
+	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.New(2)}
+	identified, err := mock.DiscoverWait(ctx, u.EscapedPath(), cfg.Wait)
 	if err != nil {
 		return Result{}, fmt.Errorf("loadgen: %w", err)
 	}
@@ -63,7 +67,12 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		}
 		station = stationOf(u.Path)
 	}
-	hasLog := station != "" && mock.Reset(ctx) == nil
+	hasLog := station != ""
+	if hasLog {
+		if err := mock.Reset(ctx); err != nil {
+			return Result{}, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)
+		}
+	}
 
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines
 	g.end = g.start.Add(time.Duration(cfg.Scenario.Duration) * g.unit)
@@ -81,9 +90,9 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		wg.Go(func() { g.progress(runCtx) })
 	}
 	if cfg.Scenario.Generator == models.GeneratorOpen {
-		g.runOpen(runCtx, &wg, RampPacer{Scenario: cfg.Scenario, Mode: cfg.Arrivals, Unit: g.unit})
+		g.runOpen(runCtx, RampPacer{Scenario: cfg.Scenario, Mode: cfg.Arrivals, Unit: g.unit})
 	} else {
-		g.runClosed(runCtx, &wg)
+		g.runClosed(runCtx)
 	}
 	wg.Wait()
 
@@ -97,7 +106,9 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		t0 := time.Now()
 		snap, err := mock.RequestLog(after)
 		t1 := time.Now()
-		if err == nil {
+		if err != nil {
+			in.logError = err.Error()
+		} else {
 			in.log = &snap
 			in.offset = snap.Now.Sub(t0.Add(t1.Sub(t0) / 2))
 		}
@@ -105,9 +116,17 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	if station != "" {
 		in.queueCap = queueCapacity(after, mock, station)
 	}
-	res := join(in)
-	res.Partial = ctx.Err() != nil
-	return res, nil
+	if station != "" {
+		if st, err := mock.Scrape(after); err == nil {
+			hw := st.Stations[station].HighWater.Queue
+			in.queueHighWater = &hw
+		}
+	}
+	if ctx.Err() != nil { // interrupted: the timeline ends where the run did
+		in.seconds = min(g.second(g.clock.Now())+1, len(in.timeline))
+		in.partial = true
+	}
+	return join(in), nil
 }
 
 // tally copies what the generator counted, once every sender has finished.
@@ -115,7 +134,7 @@ func (g *generator) tally() tally {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return tally{sent: g.sent, dropped: g.dropped, behind: g.behind, late: g.late, maxLag: g.maxLag, replies: maps.Clone(g.replies),
-		statuses: maps.Clone(g.statuses), timeline: g.timeline, joinable: g.joinable, overflow: g.overflow,
+		statuses: maps.Clone(g.statuses), timeline: g.timeline, joinable: g.joinable, overflow: maps.Clone(g.overflow),
 		fromSchedule: g.fromSchedule, fromSend: g.fromSend}
 }
 

@@ -27,6 +27,9 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.seen[req.Method+" "+req.URL.Path]++
 	r.mu.Unlock()
+	if r.status/100 == 3 {
+		w.Header().Set("Location", "/account/delete?confirm=yes")
+	}
 	w.WriteHeader(r.status)
 }
 
@@ -114,7 +117,11 @@ func TestTimeScaleMismatchIsRefused(t *testing.T) {
 	if !errors.Is(err, loadgen.ErrTimeScaleMismatch) || !strings.Contains(err.Error(), "0.1") {
 		t.Errorf("got %v, want ErrTimeScaleMismatch naming both scales", err)
 	}
-	if n := m.svc.Stats().Stations["enrichment"].Requests; n["served"]+n["rejected"] != 0 {
+	st, err := m.admin.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Stations["enrichment"].Requests; n["served"]+n["rejected"] != 0 {
 		t.Errorf("load was sent: %v", n)
 	}
 }
@@ -146,5 +153,41 @@ func TestInputCaps(t *testing.T) {
 	sc.BaseRate, sc.PeakRate = 1<<40, 1<<40
 	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "100000000") {
 		t.Errorf("arrivals: %v", err)
+	}
+}
+
+// A mock that refuses its reset (a token is needed) is refused before any
+// load is sent, naming the token.
+func TestRefusedResetIsRefused(t *testing.T) {
+	cfg := config.Default()
+	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
+	m := startMock(t, cfg)
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: models.DefaultAdmissionScenario(),
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if !errors.Is(err, loadgen.ErrAdmin) || !strings.Contains(err.Error(), "--admin-token") {
+		t.Errorf("got %v, want ErrAdmin naming --admin-token", err)
+	}
+}
+
+// A redirect is the target's answer, not an invitation: it is counted as an
+// error status, and the place it points to is never asked.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	rec, url := startRecorder(t, http.StatusFound)
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 2, 2
+	for _, client := range []string{loadgen.ClientNetHTTP, loadgen.ClientFastHTTP} {
+		res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/orders", Scenario: sc,
+			Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, Client: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OnTime != 0 || res.ErrorStatus != 4 || res.StatusCodes[http.StatusFound] != 4 {
+			t.Errorf("%s: on time %d, error status %d %v; want 4 × 302 counted as error status", client, res.OnTime, res.ErrorStatus, res.StatusCodes)
+		}
+	}
+	for req := range rec.seen {
+		if !strings.HasSuffix(req, " /orders") {
+			t.Errorf("the target was sent %q", req)
+		}
 	}
 }

@@ -57,6 +57,9 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 			break
 		}
 	}
+	if ctx.Err() != nil { // interrupted: the write is not sent
+		return Interrupted, id
+	}
 	body, _ := json.Marshal(api.WriteRequest{ID: id, Complete: &complete})
 	res := r.writes.Do(ctx, Records, r.post(api.PathRecords, body))
 	switch {

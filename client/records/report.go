@@ -53,12 +53,13 @@ func WriteResult(w io.Writer, r Result) error {
 	if r.Partial {
 		fmt.Fprintln(w, "PARTIAL: the run was interrupted; records not begun are not_started.")
 	}
-	fmt.Fprintf(w, "Records %d: complete %d, incomplete %d, write_rejected %d, failed %d, write_unknown %d, not_started %d\n",
-		r.Records, r.Complete, r.Incomplete, r.WriteRejected, r.Failed, r.WriteUnknown, r.NotStarted)
+	fmt.Fprintf(w, "Records %d: complete %d, incomplete %d, write_rejected %d, failed %d, write_unknown %d, interrupted %d, not_started %d\n",
+		r.Records, r.Complete, r.Incomplete, r.WriteRejected, r.Failed, r.WriteUnknown, r.Interrupted, r.NotStarted)
 	if r.WriteUnknown > 0 {
 		fmt.Fprintf(w, "Writes of unknown outcome (sent, never answered; --json lists their record ids): %d\n", r.WriteUnknown)
 	}
-	fmt.Fprintf(w, "Duration %.2f s (time scale %g); accepted %.2f records per real second\n", r.DurationSeconds, r.TimeScale, r.AcceptedPerSecond)
+	fmt.Fprintf(w, "Duration %.2f real s = %.2f lab s (time scale %g); accepted %.2f records per lab second (%.2f per real second)\n",
+		r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
 	fmt.Fprintf(w, "Writes: %d rejected (503/429); server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
 	fmt.Fprintf(w, "Client peak calls in flight: enrichment %d, records %d; records in flight %d (peak %d)\n",
 		r.PeakInFlight[Enrichment], r.PeakInFlight[Records], r.RecordsInFlight, r.PeakRecordsInFlight)

@@ -42,12 +42,15 @@ const (
 	// record stored it is unknown to the client. Its record id is listed
 	// in Result.UnknownWrites, to be resolved against the system of record.
 	WriteUnknown State = "write_unknown"
+	// Interrupted: the run was interrupted while the record was in
+	// progress, before its write was sent: nothing was written.
+	Interrupted State = "interrupted"
 	// NotStarted: the run was interrupted before the record began.
 	NotStarted State = "not_started"
 )
 
 // States lists every State in a stable order.
-var States = []State{Complete, Incomplete, WriteRejected, Failed, WriteUnknown, NotStarted}
+var States = []State{Complete, Incomplete, WriteRejected, Failed, WriteUnknown, Interrupted, NotStarted}
 
 // Dependency names, as in metrics: the mock service's station names.
 const (
@@ -94,6 +97,9 @@ type Config struct {
 	Profile    string
 	Reset      bool
 	AdminToken string
+	// Wait is how long to keep asking a target that does not accept
+	// connections yet (a mock service still starting); 0 asks once.
+	Wait time.Duration
 }
 
 // Sample is the client's in-flight state at one moment of a run.
@@ -113,7 +119,7 @@ func DefaultConfig() Config {
 		CallTimeout: DefaultCallTimeout, PermitTimeout: DefaultPermitTimeout, TimeScale: 1}
 }
 
-// Validate names the first bad field.
+// Validate names the first bad field, by its flag in loadlab run.
 func (c Config) Validate() error {
 	switch {
 	case c.Target == "":
@@ -121,12 +127,12 @@ func (c Config) Validate() error {
 	case c.Records < 1 || c.Records > MaxRecords:
 		return fmt.Errorf("records: %d must be in [1, %d]", c.Records, MaxRecords)
 	case c.CallTimeout <= 0:
-		return fmt.Errorf("call_timeout: %v must be > 0", c.CallTimeout)
+		return fmt.Errorf("call-timeout: %v must be > 0", c.CallTimeout)
 	case c.PermitTimeout <= 0:
-		return fmt.Errorf("permit_timeout: %v must be > 0", c.PermitTimeout)
+		return fmt.Errorf("permit-timeout: %v must be > 0", c.PermitTimeout)
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
-		return fmt.Errorf("time_scale: %w", err)
+		return fmt.Errorf("time-scale: %w", err)
 	}
 	if err := c.Strategy.Validate(); err != nil {
 		return fmt.Errorf("strategy %s: %w", c.Strategy.Name, err)
@@ -151,7 +157,7 @@ func (c Config) scaled(d time.Duration) time.Duration {
 }
 
 // Result is one run's outcome. Complete + Incomplete + WriteRejected +
-// Failed + WriteUnknown + NotStarted is always Records.
+// Failed + WriteUnknown + Interrupted + NotStarted is always Records.
 type Result struct {
 	Strategy      string   `json:"strategy"`
 	Params        Strategy `json:"strategy_params"`
@@ -161,23 +167,30 @@ type Result struct {
 	WriteRejected int      `json:"write_rejected"`
 	Failed        int      `json:"failed"`
 	WriteUnknown  int      `json:"write_unknown"`
+	Interrupted   int      `json:"interrupted"`
 	NotStarted    int      `json:"not_started"`
 	// UnknownWrites lists the record ids whose write outcome the client
 	// does not know (at most MaxUnknownListed; WriteUnknown counts them all).
-	UnknownWrites       []string                         `json:"unknown_writes,omitempty"`
-	DurationSeconds     float64                          `json:"duration_seconds"`
-	AcceptedPerSecond   float64                          `json:"accepted_per_second"`
-	WriteRejections     int                              `json:"write_rejections"`
-	PeakConcurrentWrite *int                             `json:"peak_concurrent_writes"`
-	PeakInFlight        map[string]int                   `json:"peak_in_flight"`
-	RecordsInFlight     int                              `json:"records_in_flight"`
-	PeakRecordsInFlight int                              `json:"peak_records_in_flight"`
-	Calls               map[string]map[budgets.Class]int `json:"calls"`
-	PermitTimeouts      int                              `json:"permit_timeouts"`
-	RateTimeouts        int                              `json:"rate_timeouts"`
-	CallTimeouts        int                              `json:"call_timeouts"`
-	Errors              int                              `json:"errors"`
-	TimeScale           float64                          `json:"time_scale"`
+	UnknownWrites   []string `json:"unknown_writes,omitempty"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	// Records whose write the system of record accepted, per real second
+	// and per lab second (real seconds / time scale) of the run.
+	AcceptedPerRealSecond float64 `json:"accepted_per_real_second"`
+	AcceptedPerLabSecond  float64 `json:"accepted_per_lab_second"`
+	// LegacyAcceptedPerSecond reads results written before the two units
+	// had names of their own: "accepted_per_second", per real second.
+	LegacyAcceptedPerSecond float64                          `json:"accepted_per_second,omitempty"`
+	WriteRejections         int                              `json:"write_rejections"`
+	PeakConcurrentWrite     *int                             `json:"peak_concurrent_writes"`
+	PeakInFlight            map[string]int                   `json:"peak_in_flight"`
+	RecordsInFlight         int                              `json:"records_in_flight"`
+	PeakRecordsInFlight     int                              `json:"peak_records_in_flight"`
+	Calls                   map[string]map[budgets.Class]int `json:"calls"`
+	PermitTimeouts          int                              `json:"permit_timeouts"`
+	RateTimeouts            int                              `json:"rate_timeouts"`
+	CallTimeouts            int                              `json:"call_timeouts"`
+	Errors                  int                              `json:"errors"`
+	TimeScale               float64                          `json:"time_scale"`
 	// ServerIdentified: the target identified itself as a loadlab mock
 	// service, so its metrics were read; when false, every figure is the
 	// client's own and no request but the records' calls was sent.
@@ -220,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	inFlight := cfg.inFlight()
 	r := &runner{cfg: cfg, http: transport.New(inFlight)}
 	defer r.http.CloseIdleConnections()
-	identity, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Discover(ctx, api.PathEnrich)
+	identity, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).DiscoverWait(ctx, api.PathEnrich, cfg.Wait)
 	if err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
@@ -272,6 +285,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
 		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline,
 		ServerIdentified: identity != nil, Partial: ctx.Err() != nil, UnknownWrites: unknown}
+	if res.UnknownWrites == nil {
+		res.UnknownWrites = []string{}
+	}
 	for _, s := range states {
 		switch s {
 		case Complete:
@@ -284,6 +300,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			res.Failed++
 		case WriteUnknown:
 			res.WriteUnknown++
+		case Interrupted:
+			res.Interrupted++
 		case NotStarted:
 			res.NotStarted++
 		}
@@ -297,7 +315,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Errors += st.Calls[budgets.Error]
 	}
 	res.WriteRejections = res.Calls[Records][budgets.Rejected]
-	res.AcceptedPerSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
+	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
+	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
 	// The server's own view, only from a loadlab mock service.
 	if identity != nil {
 		if st, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {

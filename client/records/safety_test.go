@@ -60,7 +60,7 @@ func TestUnknownWritesCarryTheirIDs(t *testing.T) {
 	if res.WriteUnknown != 6 || len(res.UnknownWrites) != 6 || res.Failed != 0 {
 		t.Fatalf("write_unknown %d (ids %v), failed %d; want all 6 unknown, with ids", res.WriteUnknown, res.UnknownWrites, res.Failed)
 	}
-	waitFor(t, func() bool { return m.svc.Stats().StoredWrites == 6 })
+	waitFor(t, func() bool { return m.stats(t).StoredWrites == 6 })
 	for _, id := range res.UnknownWrites {
 		if !strings.HasPrefix(id, "C4-") {
 			t.Errorf("id %q is not one of the run's", id)
@@ -83,8 +83,8 @@ func TestInterruptedRunIsPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAddsUp(t, res)
-	if !res.Partial || res.NotStarted == 0 || res.Complete == 0 {
-		t.Errorf("partial %v, not started %d, complete %d", res.Partial, res.NotStarted, res.Complete)
+	if !res.Partial || res.NotStarted == 0 || res.Complete == 0 || res.Failed != 0 {
+		t.Errorf("partial %v, not started %d, complete %d, failed %d; want none failed for the interruption", res.Partial, res.NotStarted, res.Complete, res.Failed)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestTimeScaleMismatchIsRefused(t *testing.T) {
 	if _, err := records.Run(context.Background(), cfg); !errors.Is(err, records.ErrTimeScaleMismatch) {
 		t.Errorf("got %v, want ErrTimeScaleMismatch", err)
 	}
-	if st := m.svc.Stats(); st.Stations[api.Enrichment].HighWater.Offered != 0 {
+	if st := m.stats(t); st.Stations[api.Enrichment].HighWater.Offered != 0 {
 		t.Errorf("a record was sent: %+v", st.Stations[api.Enrichment])
 	}
 }
@@ -138,5 +138,31 @@ func TestSharedBudgetAppliesItsRate(t *testing.T) {
 	}
 	if res.Complete != 20 || res.PeakInFlight[records.Enrichment]+res.PeakInFlight[records.Records] > 30 {
 		t.Errorf("complete %d, peaks %v", res.Complete, res.PeakInFlight)
+	}
+}
+
+// A redirect is the target's answer: the write is failed, and the place it
+// points to is never asked.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method+" "+r.URL.Path]++
+		mu.Unlock()
+		http.Redirect(w, r, "/account/delete?confirm=yes", http.StatusFound)
+	}))
+	defer srv.Close()
+	cfg := records.DefaultConfig()
+	cfg.Target, cfg.Records = srv.URL, 3
+	res, err := records.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete+res.Incomplete != 0 || res.Failed != 3 {
+		t.Errorf("complete %d, incomplete %d, failed %d; want all 3 failed", res.Complete, res.Incomplete, res.Failed)
+	}
+	if seen["GET /account/delete"] != 0 {
+		t.Errorf("the redirect was followed: %v", seen)
 	}
 }

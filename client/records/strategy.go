@@ -73,23 +73,23 @@ func ParseStrategy(name string) (Strategy, error) {
 	return Strategy{}, fmt.Errorf("unknown strategy %q (one of %s)", name, strategyNamesForMessage)
 }
 
-// Validate names the first bad parameter.
+// Validate names the first bad parameter, by its flag in loadlab run.
 func (s Strategy) Validate() error {
 	switch {
 	case s.RecordsInFlight < UnboundedInFlight:
-		return fmt.Errorf("records_in_flight: %d must be ≥ 1, or 0 for the runtime default, or -1 for unbounded", s.RecordsInFlight)
+		return fmt.Errorf("records-in-flight: %d must be ≥ 1, or 0 for the runtime default, or -1 for unbounded", s.RecordsInFlight)
 	case s.SharedPermits < 0:
-		return fmt.Errorf("shared_permits: %d must be ≥ 1 (or 0 for none)", s.SharedPermits)
+		return fmt.Errorf("shared-permits: %d must be ≥ 1 (or 0 for none)", s.SharedPermits)
 	case s.EnrichPermits < 0:
-		return fmt.Errorf("enrichment_permits: %d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
+		return fmt.Errorf("enrichment-permits: %d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
 	case s.WritePermits < 0:
-		return fmt.Errorf("write_permits: %d must be ≥ 1 (or 0 for none)", s.WritePermits)
+		return fmt.Errorf("write-permits: %d must be ≥ 1 (or 0 for none)", s.WritePermits)
 	case s.SharedPermits > 0 && (s.EnrichPermits > 0 || s.WritePermits > 0):
-		return fmt.Errorf("shared_permits: a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
+		return fmt.Errorf("shared-permits: a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
 	case s.EnrichRate < 0 || math.IsNaN(s.EnrichRate) || math.IsInf(s.EnrichRate, 0):
-		return fmt.Errorf("enrichment_rate: %v must be ≥ 0", s.EnrichRate)
+		return fmt.Errorf("enrichment-rate: %v must be ≥ 0", s.EnrichRate)
 	case s.WriteRate < 0 || math.IsNaN(s.WriteRate) || math.IsInf(s.WriteRate, 0):
-		return fmt.Errorf("write_rate: %v must be ≥ 0", s.WriteRate)
+		return fmt.Errorf("write-rate: %v must be ≥ 0", s.WriteRate)
 	}
 	return nil
 }

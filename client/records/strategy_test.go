@@ -36,10 +36,10 @@ func TestStrategyValidation(t *testing.T) {
 		s    Strategy
 		want string
 	}{
-		{Strategy{RecordsInFlight: -2}, "records_in_flight"},
-		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write_permits"},
-		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared_permits"},
-		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment_rate"},
+		{Strategy{RecordsInFlight: -2}, "records-in-flight"},
+		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write-permits"},
+		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared-permits"},
+		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment-rate"},
 	}
 	for _, tt := range tests {
 		if err := tt.s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -16,8 +16,11 @@ const idleSlack = 16
 // host for inFlight concurrent calls. Go's default keeps two, so a
 // strategy's concurrency would churn through new connections; nothing here
 // caps connections per host. Timeouts belong to each call's context.
+//
+// Redirects are not followed: a 3xx is the target's answer, counted as
+// such, and a foreign target is sent nothing but the load path.
 func New(inFlight int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{CheckRedirect: NoRedirects, Transport: &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        inFlight + idleSlack,
 		MaxIdleConnsPerHost: inFlight + idleSlack,
@@ -26,3 +29,7 @@ func New(inFlight int) *http.Client {
 		ForceAttemptHTTP2:   false,
 	}}
 }
+
+// NoRedirects is an http.Client CheckRedirect that returns the 3xx answer
+// itself instead of following it.
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

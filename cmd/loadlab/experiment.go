@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +28,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 		"Runs the experiment matrix: every strategy × scenario × client CPU setting, several runs per cell, each\n"+
 			"client run a child process under a real CPU limit (a cgroup quota where the machine allows it, else CPU\n"+
 			"affinity), against the mock service (in-process on loopback unless --target). Judges the preregistered\n"+
-			"hypotheses and writes results.json, report.md and report.html.\n", stdout)
+			"hypotheses and writes results.json, report.md and report.html.\n\n"+
+			"Exit codes: 0 every run completed; 1 some runs failed (listed in the report); 2 bad input, or a mock\n"+
+			"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n"+
+			"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n"+
+			"written, marked PARTIAL.\n", stdout)
 	file := fs.String("file", defaultExperiment, "experiment file")
 	hyp := fs.String("hypotheses", defaultHypotheses, "preregistered hypotheses (must match their lock; see loadlab preregister)")
 	out := fs.String("out", "", "results folder (default results/NAME-YYYYMMDD-HHMMSS)")
@@ -101,6 +107,9 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	res, err := r.Run(ctx)
 	if err != nil && res == nil {
+		if errors.Is(err, context.Canceled) {
+			return err // interrupted before the first run: nothing to write
+		}
 		return usageErr("%v", err) // the mock service was unfit or did not answer: nothing ran
 	}
 	res.ExperimentFile, res.HypothesesFile, res.Lock = *file, *hyp, lock
@@ -112,7 +121,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	printSummary(stdout, res)
 	fmt.Fprintf(stdout, "\nWrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
 	if res.Partial != "" {
-		return interrupted("experiment: %s", res.Partial)
+		return interrupted(fmt.Errorf("experiment: %s", res.Partial))
 	}
 	failed := 0
 	for _, run := range res.Runs {

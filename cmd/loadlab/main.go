@@ -10,12 +10,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 )
@@ -72,9 +74,9 @@ func usageErr(format string, a ...any) error {
 }
 
 // interrupted is the error of a command stopped by a signal after it wrote
-// its partial results.
-func interrupted(format string, a ...any) error {
-	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: "+format+"; partial results written", a...)}
+// its partial results: err says what was done.
+func interrupted(err error) error {
+	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: %w; partial results written", err)}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -82,12 +84,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "loadlab: %v\n", err)
 	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	switch {
+	case errors.As(err, &ee):
+	case errors.Is(err, context.Canceled):
+		// Interrupted before anything was measured: nothing to write.
+		ee = &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted before the first request: %w", err)}
+	default:
+		ee = &exitError{code: exitFailed, err: err}
 	}
-	return 1
+	fmt.Fprintf(stderr, "loadlab: %v\n", oneLine(ee.err))
+	return ee.code
+}
+
+// oneLine folds a multi-line error (YAML's, say) into the one line every
+// error of loadlab is.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
 func dispatch(args []string, stdout io.Writer) error {

@@ -37,6 +37,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs.BoolVar(&cfg.Reset, "reset", true, "reset a loadlab mock service before the run, so its high-water marks are this run's (skipped for another target)")
 	fs.StringVar(&cfg.Profile, "profile", "", "switch the loadlab mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token for the mock service's admin routes")
+	fs.DurationVar(&cfg.Wait, "wait", 0, "keep asking a target that does not accept connections yet for up to this long (e.g. 10s for a mock\nservice started just before); 0 asks once")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
@@ -93,7 +94,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	switch {
 	case res.Partial:
-		return interrupted("run: %d of %d records not started", res.NotStarted, res.Records)
+		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
 	case res.Failed+res.WriteUnknown > 0 || res.Errors > 0:
 		return &exitError{code: exitFailed, err: fmt.Errorf("run: %d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
 			res.Failed, res.WriteUnknown, res.Errors)}

@@ -33,7 +33,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"strategy", "records", "complete", "incomplete", "write_rejected", "failed",
-		"duration_seconds", "accepted_per_second", "write_rejections", "peak_concurrent_writes", "peak_in_flight",
+		"duration_seconds", "accepted_per_real_second", "accepted_per_lab_second", "write_rejections", "peak_concurrent_writes", "peak_in_flight",
 		"gomaxprocs", "num_cpu", "cpu_quota"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("missing %q", k)
@@ -60,7 +60,7 @@ func TestRunBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--target", url, "--strategy", "C9"}, "unknown strategy"},
-		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write_permits"},
+		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write-permits"},
 		{[]string{"run", "--target", url, "--records", "0"}, "records"},
 		{[]string{"run", "--target", url, "--time-scale", "0.05", "--profile", "nope"}, "valid profiles"},
 		{[]string{"run", "--target", url}, "runs at time scale 0.05, this run at 1"},

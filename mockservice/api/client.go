@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// defaultHTTP is the client of a Client without one: it follows no
+// redirect, so a call asks the target for its own path and nothing else.
+var defaultHTTP = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // DefaultTimeout bounds every call of a Client whose Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
@@ -24,8 +28,9 @@ const maxAnswerBytes = 256 << 20
 
 // Client drives a running mock service's health, admin and metrics routes.
 // Every call is bounded by Timeout (DefaultTimeout when zero), whatever the
-// caller's context. The zero HTTP client means http.DefaultClient. A Client
-// is a value: copy it freely.
+// caller's context. The zero HTTP client means one that follows no
+// redirect (give an HTTP client that does not either). A Client is a
+// value: copy it freely.
 type Client struct {
 	BaseURL string
 	// Token is the admin routes' bearer token, if the service has one.
@@ -61,7 +66,7 @@ func (c Client) Identify(ctx context.Context, path string) (Identity, error) {
 	resp.Body.Close()
 	name, version, _ := strings.Cut(resp.Header.Get(HeaderMock), "/")
 	if name != ServiceName {
-		return Identity{}, fmt.Errorf("%w: OPTIONS %s answered %s without %s", ErrNotMock, path, resp.Status, HeaderMock)
+		return Identity{}, fmt.Errorf("%w (OPTIONS %s answered %s without %s)", ErrNotMock, path, resp.Status, HeaderMock)
 	}
 	scale, err := strconv.ParseFloat(resp.Header.Get(HeaderTimeScale), 64)
 	if err != nil || CheckTimeScale(scale) != nil {
@@ -94,6 +99,9 @@ func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
 	}
 	d := net.Dialer{Timeout: DiscoverTimeout}
 	conn, err := d.DialContext(ctx, "tcp", host)
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // interrupted: not the target's fault
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
@@ -105,8 +113,31 @@ func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
 		return &id, nil
 	case errors.Is(err, ErrNotMock):
 		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err() // interrupted: not the target's fault
 	default:
 		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %v", ErrUnreachable, DiscoverTimeout, err)
+	}
+}
+
+// discoverPoll is how often DiscoverWait asks again.
+const discoverPoll = 200 * time.Millisecond
+
+// DiscoverWait is Discover, asked again every 200 ms while the target does
+// not accept connections or answer, until wait has passed (0: ask once): for
+// a mock service that is still starting.
+func (c Client) DiscoverWait(ctx context.Context, path string, wait time.Duration) (*Identity, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		id, err := c.Discover(ctx, path)
+		if err == nil || !errors.Is(err, ErrUnreachable) || !time.Now().Before(deadline) {
+			return id, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(discoverPoll):
+		}
 	}
 }
 
@@ -229,7 +260,7 @@ func (c Client) send(ctx context.Context, method, path string, in any) (*http.Re
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = defaultHTTP
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

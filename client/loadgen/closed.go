@@ -1,0 +1,51 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runClosed runs the virtual users: user i first sends at second i mod 5,
+// then waits for its outcome and thinks before sending again. In step mode
+// the next send is at the start of the second it falls in. After a
+// rejection or a drop a user waits at least one model second (one step of
+// the model), so that a think time of 0 cannot spin.
+func (g *generator) runClosed(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sc := g.cfg.Scenario
+	think := time.Duration(sc.Think) * g.unit
+	var next atomic.Int64
+	for u := range sc.Users {
+		wg.Go(func() {
+			at := g.start.Add(time.Duration(u%5) * g.unit)
+			for at.Before(g.end) {
+				if g.clock.SleepUntil(ctx, at) != nil {
+					return
+				}
+				req := g.newRequest(int(next.Add(1)-1), at)
+				done := at.Add(g.unit) // dropped: the next step
+				if ok := g.admitCapped(req); ok {
+					reply, replied := g.send(ctx, req)
+					switch reply {
+					case ReplyGaveUp:
+						done = req.deadline.Add(think)
+					case ReplyRejected:
+						done = later(replied.Add(think), at.Add(g.unit))
+					default:
+						done = replied.Add(think)
+					}
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				at = done
+				if g.cfg.Arrivals == ArrivalsStep {
+					at = g.start.Add(at.Sub(g.start).Truncate(g.unit))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,64 @@
+package loadgen
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/experiments/models"
+)
+
+// The open generator sends through a pool of senders that grows only when
+// every sender is busy: 400 arrivals against a fast endpoint take a handful
+// of senders, not a goroutine each.
+func TestSendersAreReused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 200, 200
+	for _, client := range []string{ClientNetHTTP, ClientFastHTTP} {
+		cfg := Config{Target: srv.URL + "/x", Scenario: sc, Arrivals: ArrivalsUniform, TimeScale: 0.5, Client: client}
+		g := newGenerator(cfg, RealClock)
+		u, _ := url.Parse(cfg.Target)
+		if client == ClientFastHTTP {
+			g.doer = newFastHTTP(u, g.inFlightCap, RealClock)
+		} else {
+			g.doer = newNetHTTP(u, g.inFlightCap, RealClock)
+		}
+		g.start = time.Now()
+		g.end = g.start.Add(2 * g.unit)
+		ctx, cancel := context.WithDeadline(context.Background(), g.end)
+		g.runOpen(ctx, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
+		cancel()
+		g.doer.close()
+		if g.sent+g.behind != 400 || g.replies[ReplyOnTime] != g.sent || g.senders > 40 {
+			t.Errorf("%s: sent %d, behind %d, on time %d, with %d senders; want 400 through a few senders",
+				client, g.sent, g.behind, g.replies[ReplyOnTime], g.senders)
+		}
+		t.Logf("%s: %d senders for %d requests", client, g.senders, g.sent)
+	}
+}
+
+// The default in-flight cap is the most requests the schedule can have
+// awaiting an outcome, bounded.
+func TestDefaultInFlightCap(t *testing.T) {
+	sc := models.DefaultAdmissionScenario() // peak 8/s, timeout 10 s
+	for _, tt := range []struct {
+		change func(*Config)
+		want   int
+	}{
+		{func(*Config) {}, 8 * 11},
+		{func(c *Config) { c.MaxInFlight = 5 }, 5},
+		{func(c *Config) { c.Scenario.BaseRate, c.Scenario.PeakRate = 100_000, 100_000 }, DefaultMaxInFlight},
+		{func(c *Config) { c.Scenario.Generator, c.Scenario.Users = models.GeneratorClosed, 16 }, 16},
+	} {
+		c := Config{Scenario: sc}
+		tt.change(&c)
+		if got := c.inFlightCap(); got != tt.want {
+			t.Errorf("%+v: cap %d, want %d", c.Scenario, got, tt.want)
+		}
+	}
+}
