@@ -38,7 +38,10 @@
 #   TOOLS         which generators [loadlab vegeta hey wrk]
 #   CONCURRENCY   hey's workers and wrk's connections [50]
 #   ENDPOINT_CPU  core for nginx [0];  GENERATOR_CPU  core for the tool [1]
-#   PORT          loopback port for nginx [first free from 18080]
+#   PORT          first of the 16 loopback ports nginx listens on; run i
+#                 uses port i mod 16, so the connections a run closes (in
+#                 TIME_WAIT for 60 s) never take the ports of the next runs
+#                 [the first free block of 16 from 18080]
 #   LOADLAB       a loadlab binary to use instead of building ./cmd/loadlab
 #   OUT           a folder to keep the raw outputs and summary.md in [none]
 #   QUIET_WAIT    before each run, wait up to this many seconds for the
@@ -209,27 +212,31 @@ NGINX_VERSION=$(nginx -v 2>&1 | sed 's/.*nginx\///')
 VERSIONS+=("nginx $NGINX_VERSION")
 
 # ---- the endpoint: nginx on one core ----
+NPORTS=16
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+block_free() { local p; for ((p = $1; p < $1 + NPORTS; p++)); do port_free "$p" || return 1; done; }
 if [[ -n ${PORT:-} ]]; then
-	isnum "$PORT" || die "PORT must be a port number, not '$PORT'"
-	port_free "$PORT" || die "port $PORT is in use on 127.0.0.1"
+	isnum "$PORT" && ((PORT >= 1024 && PORT + NPORTS <= 65536)) || die "PORT must be a port number from 1024, not '$PORT'"
+	block_free "$PORT" || die "a port in $PORT-$((PORT + NPORTS - 1)) is in use on 127.0.0.1"
 else
 	PORT=18080
-	while ! port_free "$PORT"; do
-		PORT=$((PORT + 1))
-		((PORT < 18180)) || die "no free port in 18080-18179 on 127.0.0.1 (set PORT)"
+	while ! block_free "$PORT"; do
+		PORT=$((PORT + NPORTS))
+		((PORT < 18080 + 20 * NPORTS)) || die "no free block of $NPORTS ports from 18080 on 127.0.0.1 (set PORT)"
 	done
 fi
+LISTENS=""
+for ((p = PORT; p < PORT + NPORTS; p++)); do LISTENS+="    listen 127.0.0.1:$p;"$'\n'; done
 NG=$WORK/nginx
 mkdir -p "$NG"
 cat >"$NG/nginx.conf" <<EOF
 daemon off;
 master_process off;
 worker_processes 1;
-worker_rlimit_nofile 65536;
+worker_rlimit_nofile 70000;
 pid $NG/nginx.pid;
 error_log $NG/error.log warn;
-events { worker_connections 16384; }
+events { worker_connections 65536; }
 http {
   access_log off;
   keepalive_requests 1000000;
@@ -239,18 +246,16 @@ http {
   uwsgi_temp_path $NG/uwsgi;
   scgi_temp_path $NG/scgi;
   server {
-    listen 127.0.0.1:$PORT;
-    location / { return 200 "ok"; }
+$LISTENS    location / { return 200 "ok"; }
   }
 }
 EOF
 setsid taskset -c "$ENDPOINT_CPU" nginx -e "$NG/error.log" -p "$NG" -c "$NG/nginx.conf" </dev/null >"$NG/stderr" 2>&1 &
 NGINX_PID=$!
-URL="http://127.0.0.1:$PORT/x"
 for i in $(seq 1 50); do
 	kill -0 "$NGINX_PID" 2>/dev/null || { cat "$NG/stderr" "$NG/error.log" >&2 2>/dev/null; die "nginx exited at start"; }
-	port_free "$PORT" || break
-	((i < 50)) || { cat "$NG/error.log" >&2 2>/dev/null; die "nginx did not listen on 127.0.0.1:$PORT within 5 s"; }
+	port_free "$((PORT + NPORTS - 1))" || break
+	((i < 50)) || { cat "$NG/error.log" >&2 2>/dev/null; die "nginx did not listen on 127.0.0.1:$PORT-$((PORT + NPORTS - 1)) within 5 s"; }
 	sleep 0.1
 done
 reply=$(
@@ -259,11 +264,11 @@ reply=$(
 	head -c 12 <&3
 ) || true
 [[ $reply == "HTTP/1.1 200" ]] || die "nginx on 127.0.0.1:$PORT answered '$reply', not 200"
+NGINX_START_LOG=$(sed 's/^[0-9/]* [0-9:]* //' "$NG/error.log" 2>/dev/null | head -3)
 
 # ---- the request every tool sends ----
 BODY='{"record_id":"bench-0001","step":1,"id":"bench-0001","complete":true}'
 printf '%s' "$BODY" >"$WORK/body.json"
-printf 'POST %s\nContent-Type: application/json\n@%s\n' "$URL" "$WORK/body.json" >"$WORK/vegeta.targets"
 cat >"$WORK/wrk.lua" <<EOF
 wrk.method = "POST"
 wrk.body = '$BODY'
@@ -289,12 +294,13 @@ snap() {
 		END { print gt, gi, ga, et, ei, ea, ng }' /proc/stat
 }
 RUNS=$WORK/runs.tsv
-COLS="tool rate round status achieved cpu_us rss_mb sent not_sent late dropped behind p50_ms p99_ms max_ms sched_p99_ms sched_max_ms wall_s gen_busy_pct gen_irq_pct gen_other_pct nginx_pct end_irq_pct end_other_pct"
+COLS="tool rate round status achieved cpu_us rss_mb sent not_sent failed late dropped behind p50_ms p99_ms max_ms sched_p99_ms sched_max_ms wall_s gen_busy_pct gen_irq_pct gen_other_pct nginx_pct end_irq_pct end_other_pct"
 echo "$COLS" | tr ' ' '\t' >"$RUNS"
 FAILED=0
 NOISY=0
 NOISY_RUNS=()
 HZ=$(getconf CLK_TCK)
+RUN_NO=0
 
 # wait_quiet: up to QUIET_WAIT s until, over one second, processes other
 # than nginx (idle between runs) use under 5% of the two cores together.
@@ -315,16 +321,20 @@ wait_quiet() {
 # then parses its output into one row of $RUNS and one printed line.
 measure() {
 	local tool=$1 rate=$2 round=$3 out=$WORK/out.$1.$2.$3 tf=$WORK/time.$1.$2.$3 cmd=()
+	local url="http://127.0.0.1:$((PORT + RUN_NO % NPORTS))/x"
+	RUN_NO=$((RUN_NO + 1))
+	printf 'POST %s\nContent-Type: application/json\n@%s\n' "$url" "$WORK/body.json" >"$WORK/vegeta.targets"
 	case $tool in
-	loadlab) cmd=("$LOADLAB" load --target "$URL" --arrivals uniform --base-rate "$rate" --peak-rate "$rate"
+	loadlab) cmd=("$LOADLAB" load --target "$url" --arrivals uniform --base-rate "$rate" --peak-rate "$rate"
 		--duration "$DURATION" --time-scale 1 --timeout "$TIMEOUT_S" --json) ;;
 	vegeta) cmd=(vegeta attack -targets "$WORK/vegeta.targets" -rate "$rate/1s" -duration "${DURATION}s"
 		-timeout "${TIMEOUT_S}s" -output "$out.bin") ;;
-	hey) cmd=(hey -z "${DURATION}s" -c "$CONCURRENCY" -t "$TIMEOUT_S" -m POST -T application/json -d "$BODY" "$URL") ;;
-	wrk) cmd=(wrk -t1 -c "$CONCURRENCY" -d "${DURATION}s" --timeout "${TIMEOUT_S}s" -s "$WORK/wrk.lua" "$URL") ;;
+	hey) cmd=(hey -z "${DURATION}s" -c "$CONCURRENCY" -t "$TIMEOUT_S" -m POST -T application/json -d "$BODY" "$url") ;;
+	wrk) cmd=(wrk -t1 -c "$CONCURRENCY" -d "${DURATION}s" --timeout "${TIMEOUT_S}s" -s "$WORK/wrk.lua" "$url") ;;
 	esac
 	kill -0 "$NGINX_PID" 2>/dev/null || { cat "$NG/error.log" >&2 2>/dev/null; say "nginx has died"; exit 1; }
-	local s0 s1 rc=0
+	local s0 s1 rc=0 nl0
+	nl0=$(wc -l <"$NG/error.log" 2>/dev/null || echo 0)
 	s0=$(snap)
 	# setsid: the run is its own process group, which cleanup kills whole;
 	# timeout --foreground stays in it. time measures timeout and the tool.
@@ -343,7 +353,8 @@ measure() {
 	read -r wall user sys rss < <(tail -1 "$tf" 2>/dev/null || true) || true
 	[[ ${wall:-} =~ ^[0-9.]+$ ]] || { status="${status/ok/no timing}"; wall=NA user=0 sys=0 rss=0; }
 
-	# v = "ok2xx sent not_sent late dropped behind p50 p99 max sp99 smax" (ms; NA where not reported)
+	# v = "ok2xx sent not_sent late dropped behind p50 p99 max sp99 smax note": latencies
+	# in ms, NA where the tool reports nothing; note: what failed, as the tool says it.
 	local v="" planned=$((rate * DURATION))
 	if [[ $status == ok ]]; then
 		case $tool in
@@ -351,11 +362,15 @@ measure() {
 			def ms: if . == null then "NA" else . * 1000 end;
 			[.on_time, .requests, ($planned - .requests), .late_starts, .dropped, .behind,
 			 (.latency_from_send.p50_s | ms), (.latency_from_send.p99_s | ms), (.latency_from_send.max_s | ms),
-			 (.latency_from_schedule.p99_s | ms), (.latency_from_schedule.max_s | ms)]
+			 (.latency_from_schedule.p99_s | ms), (.latency_from_schedule.max_s | ms),
+			 ([(if (.timed_out // 0) > 0 then "timed out \(.timed_out)" else empty end),
+			   (if (.transport_errors // 0) > 0 then "transport errors \(.transport_errors)" else empty end),
+			   (if (.error_status // 0) > 0 then "error statuses \(.error_status)" else empty end)] | join(", "))]
 			| map(if . == null then "NA" else . end) | @tsv' "$out" 2>/dev/null) || v="" ;;
 		vegeta) v=$(vegeta report -type=json "$out.bin" 2>/dev/null | jq -r --argjson planned "$planned" '
 			[(.status_codes["200"] // 0), .requests, ($planned - .requests), "NA", "NA", "NA",
-			 .latencies["50th"] / 1e6, .latencies["99th"] / 1e6, .latencies.max / 1e6, "NA", "NA"] | @tsv' 2>/dev/null) || v=""
+			 .latencies["50th"] / 1e6, .latencies["99th"] / 1e6, .latencies.max / 1e6, "NA", "NA",
+			 ((.errors // [])[0:3] | join(" | "))] | @tsv' 2>/dev/null) || v=""
 			rm -f "$out.bin" ;;
 		hey) v=$(awk '
 			/^ *Slowest:/ { max = $2 * 1000 }
@@ -365,11 +380,15 @@ measure() {
 			/^Error distribution:/ { sec = "e"; next }
 			# "[200]  N responses" under status codes; "[N]  message" under errors
 			sec == "s" && /^ *\[[0-9]+\]/ { n = $1; gsub(/[^0-9]/, "", n); sent += $2; if (n ~ /^2/) ok += $2 }
-			sec == "e" && /^ *\[[0-9]+\]/ { n = $1; gsub(/[^0-9]/, "", n); sent += n }
-			END { if (sent > 0 && p50 != "") printf "%d\t%d\tNA\tNA\tNA\tNA\t%s\t%s\t%s\tNA\tNA\n", ok, sent, p50, p99, max }' "$out") ;;
+			sec == "e" && /^ *\[[0-9]+\]/ { n = $1; gsub(/[^0-9]/, "", n); sent += n
+				if (note == "") { note = $0; sub(/^ */, "", note); gsub(/\t/, " ", note) } }
+			END { if (sent > 0 && p50 != "") printf "%d\t%d\tNA\tNA\tNA\tNA\t%s\t%s\t%s\tNA\tNA\t%s\n", ok, sent, p50, p99, max, note }' "$out") ;;
 		wrk) v=$(sed -n 's/^WRKJSON //p' "$out" | jq -r '
 			[.requests - .status, .requests + .timeout, "NA", "NA", "NA", "NA",
-			 .p50_us / 1000, .p99_us / 1000, .max_us / 1000, "NA", "NA"] | @tsv' 2>/dev/null) || v="" ;;
+			 .p50_us / 1000, .p99_us / 1000, .max_us / 1000, "NA", "NA",
+			 ([(if .connect > 0 then "connect errors \(.connect)" else empty end), (if .read > 0 then "read errors \(.read)" else empty end),
+			   (if .write > 0 then "write errors \(.write)" else empty end), (if .timeout > 0 then "timeouts \(.timeout)" else empty end),
+			   (if .status > 0 then "non-2xx \(.status)" else empty end)] | join(", "))] | @tsv' 2>/dev/null) || v="" ;;
 		esac
 		[[ -n $v ]] || status="unreadable output"
 	fi
@@ -391,18 +410,22 @@ measure() {
 	if [[ $status != ok ]]; then
 		FAILED=$((FAILED + 1))
 		printf '%s\t%s\t%s\t%s' "$tool" "$rate" "$round" "${status// /_}" >>"$RUNS"
-		for _ in $(seq 5 24); do printf '\tNA' >>"$RUNS"; done
+		for _ in $(seq 5 25); do printf '\tNA' >>"$RUNS"; done
 		printf '\n' >>"$RUNS"
 		printf '  round %d  %-7s %-8s FAILED: %s\n' "$round" "$tool" "$(ratelabel "$tool" "$rate")" "$status"
 		tail -5 "$out.err" 2>/dev/null | sed 's/^/      /'
 		return 0
 	fi
-	local ok sent not_sent late dropped behind p50 p99 max sp99 smax
-	IFS=$'\t' read -r ok sent not_sent late dropped behind p50 p99 max sp99 smax <<<"$v"
+	local ok sent not_sent late dropped behind p50 p99 max sp99 smax note failed ngnote
+	IFS=$'\t' read -r ok sent not_sent late dropped behind p50 p99 max sp99 smax note <<<"$v"
+	failed=$((sent - ok))
+	# What nginx logged during the run (a connection limit, say), most frequent first.
+	ngnote=$(tail -n +"$((nl0 + 1))" "$NG/error.log" 2>/dev/null | sed 's/^[0-9/]* [0-9:]* \(\[[a-z]*\]\) [0-9#]*: \(\*[0-9]* \)\{0,1\}/\1 /' |
+		sort | uniq -c | sort -rn | head -3 | awk '{ n = $1; $1 = ""; printf "%s%s× %s", sep, n, substr($0, 2); sep = "; " }')
 	local row
 	row=$(awk -v ok="$ok" -v sent="$sent" -v w="$wall" -v u="$user" -v s="$sys" -v rss="$rss" 'BEGIN {
 		printf "%.1f\t%.2f\t%.1f", ok / w, (sent > 0 ? (u + s) * 1e6 / sent : 0), rss / 1024 }')
-	local fields=("$tool" "$rate" "$round" ok "$row" "$sent" "$not_sent" "$late" "$dropped" "$behind"
+	local fields=("$tool" "$rate" "$round" ok "$row" "$sent" "$not_sent" "$failed" "$late" "$dropped" "$behind"
 		"$p50" "$p99" "$max" "$sp99" "$smax" "$wall" "$gen_busy" "$gen_irq" "$gen_other" "$nginx_pct" "$end_irq" "$end_other")
 	(IFS=$'\t'; echo "${fields[*]}") >>"$RUNS"
 	local achieved cpu_us rss_mb noisy=""
@@ -415,11 +438,13 @@ measure() {
 		printf '  round %d  %-7s %-8s achieved %7.0f/s  CPU %6.1f µs/req  RSS %4.0f MB  sent %d' \
 			"$round" "$tool" "$(ratelabel "$tool" "$rate")" "$achieved" "$cpu_us" "$rss_mb" "$sent"
 		[[ $not_sent == NA ]] || printf ' (not sent %d)' "$not_sent"
+		((failed == 0)) || printf '  failed %d%s' "$failed" "${note:+ ($note)}"
 		[[ $late == NA ]] || printf '  late %d dropped %d behind %d' "$late" "$dropped" "$behind"
 		printf '\n           latency from send p50 %s p99 %s max %s ms' "$(fmtms "$p50")" "$(fmtms "$p99")" "$(fmtms "$max")"
 		[[ $sp99 == NA ]] || printf ', from schedule p99 %s max %s ms' "$(fmtms "$sp99")" "$(fmtms "$smax")"
 		printf '\n           wall %s s; generator core %s%% busy (softirq %s%%, other processes %s%%); endpoint core: nginx %s%%, softirq %s%%, other processes %s%%%s\n' \
 			"$wall" "$gen_busy" "$gen_irq" "$gen_other" "$nginx_pct" "$end_irq" "$end_other" "$noisy"
+		[[ -z $ngnote ]] || printf '           nginx logged: %s\n' "$ngnote"
 	}
 	[[ -z ${OUT:-} ]] || { mkdir -p "$OUT/raw" && cp "$out" "$out.err" "$tf" "$OUT/raw/" 2>/dev/null || true; }
 }
@@ -436,7 +461,7 @@ EST=$((NRUNS * (DURATION + 2 + PAUSE_S)))
 LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 
 echo "bench-peers: $NRUNS runs of $DURATION s in $ROUNDS interleaved rounds, about $((EST / 60)) min $((EST % 60)) s"
-echo "  endpoint: nginx $NGINX_VERSION on 127.0.0.1:$PORT, pinned to CPU $ENDPOINT_CPU; generators pinned to CPU $GENERATOR_CPU"
+echo "  endpoint: nginx $NGINX_VERSION on 127.0.0.1:$PORT-$((PORT + NPORTS - 1)) (a port per run, in turn), pinned to CPU $ENDPOINT_CPU; generators pinned to CPU $GENERATOR_CPU"
 echo "  versions: $(joined "${VERSIONS[@]}")"
 if ((${#INSTALLED[@]})); then
 	echo "  installed now: $(joined "${INSTALLED[@]}")"
@@ -444,6 +469,7 @@ else
 	echo "  installed now: nothing (everything was there)"
 fi
 echo "  load average before: $LOAD1 (other work on the machine distorts the figures)"
+[[ -z $NGINX_START_LOG ]] || echo "  nginx said at start: $NGINX_START_LOG"
 echo
 
 START=$(date +%s)
@@ -463,8 +489,8 @@ summary() {
 	echo "generator pinned to one core, nginx $NGINX_VERSION (1 worker, \`return 200\`) to the other;"
 	echo "$(joined "${VERSIONS[@]}")). Measured with \`make bench-peers\`."
 	echo
-	echo "| generator | loop | asked | achieved /s | CPU µs/req | max RSS MB | not sent | late / dropped / behind | p50 ms | p99 ms | max ms | from schedule p99 / max ms |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| generator | loop | asked | achieved /s | CPU µs/req | max RSS MB | not sent | failed | late / dropped / behind | p50 ms | p99 ms | max ms | from schedule p99 / max ms |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	awk -F'\t' -v rounds="$ROUNDS" -v conc="$CONCURRENCY" '
 	function median(key, col,    n, a, i, j, t, parts) {
 		n = split(vals[key, col], parts, " "); if (n == 0) return "NA"
@@ -489,25 +515,26 @@ summary() {
 			open = (t == "loadlab" || t == "vegeta")
 			loop = open ? "open" : "closed"
 			asked = open ? sprintf("%d/s", rate[key]) : sprintf("— (%d conns)", conc)
-			if (good[key] == 0) { printf "| %s | %s | %s | failed | | | | | | | | |\n", name, loop, asked; continue }
+			if (good[key] == 0) { printf "| %s | %s | %s | failed | | | | | | | | | |\n", name, loop, asked; continue }
 			ldb = t == "loadlab" ? int0(median(key, c["late"])) " / " int0(median(key, c["dropped"])) " / " int0(median(key, c["behind"])) : "not reported"
 			if (!open) ldb = "— (closed loop)"
 			sched = t == "loadlab" ? ms(median(key, c["sched_p99_ms"])) " / " ms(median(key, c["sched_max_ms"])) : "—"
-			printf "| %s | %s | %s | %.0f | %.1f | %.0f | %s | %s | %s | %s | %s | %s |\n", name, loop, asked,
+			printf "| %s | %s | %s | %.0f | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", name, loop, asked,
 				median(key, c["achieved"]), median(key, c["cpu_us"]), median(key, c["rss_mb"]),
-				open ? int0(median(key, c["not_sent"])) : "—", ldb,
+				open ? int0(median(key, c["not_sent"])) : "—", int0(median(key, c["failed"])), ldb,
 				ms(median(key, c["p50_ms"])), ms(median(key, c["p99_ms"])), ms(median(key, c["max_ms"])), sched
 		}
 	}' "$RUNS"
 	echo
-	echo "Achieved: 2xx answers per wall-clock second of the generator process (start-up and the last"
-	echo "answers included). CPU: user+sys of the generator process per request sent. Not sent: planned"
-	echo "(rate × duration) minus sent. Late: loadlab's late starts (sent more than 0.1 s after their"
-	echo "schedule); dropped: refused by its in-flight cap; behind: due but never sent. Latency from the"
-	echo "moment of sending as each tool measures it (vegeta, hey, wrk: from send only, so they hide"
-	echo "coordinated omission); loadlab also from the schedule. hey and wrk are closed loop: each of"
-	echo "their $CONCURRENCY connections sends its next request when the previous is answered, so their rate"
-	echo "is what one core can push, not a rate asked for — the floor of CPU per request."
+	echo "Achieved: 2xx answers per wall-clock second of the generator process (start-up and the"
+	echo "last answers included). CPU: user+sys of the generator process per request sent. Not sent:"
+	echo "planned (rate × duration) minus sent; failed: sent but not answered 2xx in ${TIMEOUT_S} s. Late:"
+	echo "loadlab's late starts (sent over 0.1 s after their schedule); dropped: refused by its"
+	echo "in-flight cap; behind: due but never sent. Latency from the moment of sending, as each tool"
+	echo "measures it (vegeta, hey and wrk measure from the send only, so they hide coordinated"
+	echo "omission); loadlab also from the schedule. hey and wrk are closed loop: each of their"
+	echo "$CONCURRENCY connections sends its next request when the previous one is answered, so their rate"
+	echo "is what one core can push, not a rate asked for: their CPU per request is the floor."
 	if ((${#NOISY_RUNS[@]})); then
 		echo
 		echo "Noisy runs (other processes took more than 5% of a pinned core; see the per-run lines):"
