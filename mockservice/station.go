@@ -176,18 +176,7 @@ admission:
 	s.log.started(entry, start)
 
 	plannedEnd := start.Add(planned)
-	timer := time.NewTimer(time.Until(plannedEnd))
-	cancelled := false
-	if s.cfg.CancelOnDisconnect {
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			cancelled = true
-		}
-	} else {
-		<-timer.C
-	}
+	cancelled := s.serve(ctx, plannedEnd)
 	finished := time.Now()
 	service := finished.Sub(start)
 	handoff := plannedEnd
@@ -213,6 +202,43 @@ admission:
 		s.observe(s.name, wait, service)
 	}
 	return Result{Outcome: out, QueueWait: wait, Planned: planned, Service: service}
+}
+
+// preciseSlice is how much of a service precise timers sleep in the
+// kernel: more than the runtime timers' lateness, little enough that a
+// thread per service in it is cheap.
+const preciseSlice = 2 * time.Millisecond
+
+// serve holds the worker until end; with CancelOnDisconnect it gives up
+// when the client leaves, and reports true. With PreciseTimers the last
+// preciseSlice is slept in the kernel (see config.Station.PreciseTimers).
+func (s *Station) serve(ctx context.Context, end time.Time) (cancelled bool) {
+	coarse := time.Until(end)
+	if s.cfg.PreciseTimers {
+		coarse -= preciseSlice
+	}
+	if coarse > 0 {
+		timer := time.NewTimer(coarse)
+		if s.cfg.CancelOnDisconnect {
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return true
+			}
+		} else {
+			<-timer.C
+		}
+	}
+	if s.cfg.PreciseTimers {
+		if s.cfg.CancelOnDisconnect && ctx.Err() != nil {
+			return true
+		}
+		if d := time.Until(end); d > 0 {
+			preciseSleep(d)
+		}
+	}
+	return false
 }
 
 // dueWithinTieLocked reports the earliest planned completion if it falls

@@ -47,7 +47,7 @@ type mock struct {
 
 // stats reads the mock service's own figures, as any client would: from
 // GET /admin/stats.
-func (m *mock) stats(t *testing.T) api.Stats {
+func (m *mock) stats(t testing.TB) api.Stats {
 	t.Helper()
 	st, err := m.admin.Stats(context.Background())
 	if err != nil {
@@ -57,7 +57,7 @@ func (m *mock) stats(t *testing.T) api.Stats {
 }
 
 // startMock runs the real mock service on loopback until the test ends.
-func startMock(t *testing.T, cfg config.Config) *mock {
+func startMock(t testing.TB, cfg config.Config) *mock {
 	t.Helper()
 	m := mocktest.Start(t, cfg)
 	return &mock{url: m.URL, stop: m.Stop, admin: m.Client}

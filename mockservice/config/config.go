@@ -81,6 +81,15 @@ type Station struct {
 	// of a model second so that a real run can follow the model's
 	// one-second steps.
 	TieWindow time.Duration `yaml:"tie_window,omitempty" json:"tie_window,omitempty"`
+	// PreciseTimers ends each service by sleeping its last 2 ms in the
+	// kernel (clock_nanosleep on the goroutine's thread), which is late by
+	// tens of microseconds, where the runtime's timers, which its
+	// netpoller wakes at millisecond granularity, are late by 0.2–0.8 ms:
+	// that lateness is added to every call a client measures. The cost is
+	// a thread per service in its last 2 ms, and a client leaving (with
+	// CancelOnDisconnect) noticed at the end of them. On in the defaults;
+	// the zero value is off.
+	PreciseTimers bool `yaml:"precise_timers" json:"precise_timers"`
 }
 
 // Validate reports the first invalid field, named relative to the station.

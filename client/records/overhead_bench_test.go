@@ -1,0 +1,77 @@
+package records_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/latency"
+)
+
+// BenchmarkCallOverhead measures what a call costs beyond the service time
+// the mock service was configured to take: the real time the call holds its
+// permit (the budget's call duration) minus the configured service time,
+// averaged over a C2 run of healthy records — 32 records in flight, each
+// three enrichment calls of exactly 12 ms and one write of exactly 3 ms
+// (the lab's healthy medians at time scale 0.1), with room for every write
+// so that no call queues. It includes the round trip over loopback, both
+// sides' scheduling and the mock service's timer overshoot. One iteration
+// is one record.
+//
+//	go test -run '^$' -bench CallOverhead -benchtime 2000x -count 6 ./client/records
+func BenchmarkCallOverhead(b *testing.B) {
+	const enrich, write = 12 * time.Millisecond, 3 * time.Millisecond
+	cfg := config.Default()
+	cfg.Records.Workers, cfg.Records.Queue = 64, 64
+	p := cfg.Profiles[config.ProfileHealthy]
+	p.Enrichment = latency.Spec{Kind: "fixed", Value: enrich}
+	p.Records = latency.Spec{Kind: "fixed", Value: write}
+	cfg.Profiles[config.ProfileHealthy] = p
+	cfg.RequestLogCap = 0
+	m := startMock(b, cfg)
+	reg := prometheus.NewRegistry()
+	rc := records.DefaultConfig()
+	rc.Target, rc.Records, rc.Registerer, rc.Reset = m.url, b.N, reg, true
+	rc.Strategy, _ = records.ParseStrategy("C2")
+	b.ResetTimer()
+	res, err := records.Run(context.Background(), rc)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Complete != b.N {
+		b.Fatalf("%d of %d records complete", res.Complete, b.N)
+	}
+	mean := meanCallSeconds(b, reg)
+	b.ReportMetric((mean[records.Enrichment]-enrich.Seconds())*1e6, "µs-over/enrich")
+	b.ReportMetric((mean[records.Records]-write.Seconds())*1e6, "µs-over/write")
+}
+
+// meanCallSeconds reads the mean call duration per dependency from the
+// budgets' histogram (its sum and count are exact).
+func meanCallSeconds(b *testing.B, reg *prometheus.Registry) map[string]float64 {
+	b.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "loadlab_client_call_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			h := m.GetHistogram()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "dependency" && h.GetSampleCount() > 0 {
+					out[l.GetValue()] = h.GetSampleSum() / float64(h.GetSampleCount())
+				}
+			}
+		}
+	}
+	return out
+}
