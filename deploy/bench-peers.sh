@@ -50,10 +50,16 @@
 #   GO            the go command [go]
 #
 # Time: with the defaults a full run is 24 runs of 20 s plus ~2 s each,
-# about 9 minutes (plus 1-2 minutes of installs on a fresh machine). Every
-# run is killed after DURATION+45 s, so it never takes more than about
-# 27 minutes. Ctrl-C stops every process it started and removes its
+# about 9 to 12 minutes (plus 1-2 minutes of installs on a fresh machine).
+# Every run is killed after DURATION+45 s and waits at most 65 s for
+# TIME_WAIT connections, so it never takes more than about 53 minutes. Ctrl-C stops every process it started and removes its
 # temporary files.
+#
+# Before each run the script also waits (at most 65 s) until fewer than
+# 2,000 TCP connections on the machine are in TIME_WAIT: vegeta binds each
+# connection to an ephemeral port no other socket holds, so the closed
+# connections of a previous run (a generator that fell behind opens many)
+# would make it fail with "bind: address already in use".
 #
 # Other load on the machine distorts the figures: a run during which other
 # processes took more than 5% of either pinned core is marked NOISY and
@@ -137,7 +143,8 @@ WORK=$(mktemp -d /tmp/bench-peers.XXXXXX)
 # ---- what is needed, installed when missing ----
 INSTALLED=()
 export DEBIAN_FRONTEND=noninteractive
-command -v "$GO" >/dev/null 2>&1 || die "'$GO' not found: Go 1.26 is needed (see README.md, Set-up)"
+command -v "$GO" >/dev/null 2>&1 || { [[ $GO == go && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go; } ||
+	die "'$GO' not found: Go 1.26 is needed (see README.md, Set-up)"
 GOBIN_DIR=$("$GO" env GOBIN)
 [[ -n $GOBIN_DIR ]] || GOBIN_DIR="$("$GO" env GOPATH)/bin"
 export PATH="$PATH:$GOBIN_DIR:/usr/sbin"
@@ -202,7 +209,9 @@ VERSIONS=()
 if has loadlab; then
 	rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=$(git -C "$ROOT" status --porcelain -- '*.go' 2>/dev/null | wc -l)
-	if [[ $LOADLAB == "$WORK/loadlab" ]]; then VERSIONS+=("loadlab $rev$( ((dirty > 0)) && echo " + $dirty uncommitted Go file(s)")")
+	suffix=""
+	((dirty == 0)) || suffix=" + $dirty uncommitted Go file(s)"
+	if [[ $LOADLAB == "$WORK/loadlab" ]]; then VERSIONS+=("loadlab $rev$suffix")
 	else VERSIONS+=("loadlab $LOADLAB"); fi
 fi
 has vegeta && VERSIONS+=("vegeta $(modversion vegeta)")
@@ -315,6 +324,18 @@ wait_quiet() {
 		((pct >= 5)) || return 0
 		((SECONDS < deadline)) || { echo "  (the machine stayed busy: other processes at ${pct}% after ${QUIET_WAIT} s; running anyway)"; return 0; }
 	done
+}
+
+# wait_time_wait: up to 65 s (TIME_WAIT lasts 60 s on Linux) until fewer
+# than 2,000 TCP connections are in TIME_WAIT (state 06 in /proc/net/tcp*).
+time_waits() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "06"' | wc -l; }
+wait_time_wait() {
+	local n start=$SECONDS
+	n=$(time_waits)
+	((n >= 2000)) || return 0
+	local first=$n
+	while ((n >= 2000 && SECONDS - start < 65)); do sleep 1; n=$(time_waits); done
+	echo "  (waited $((SECONDS - start)) s for closed connections to expire: $first in TIME_WAIT, now $n)"
 }
 
 # measure TOOL RATE ROUND: runs one generator, pinned, timed and bounded,
@@ -476,9 +497,9 @@ START=$(date +%s)
 for round in $(seq 1 "$ROUNDS"); do
 	echo "round $round of $ROUNDS"
 	for rate in $RATES; do
-		for t in "${OPEN[@]}"; do wait_quiet; measure "$t" "$rate" "$round"; sleep "$PAUSE_S"; done
+		for t in "${OPEN[@]}"; do wait_time_wait; wait_quiet; measure "$t" "$rate" "$round"; sleep "$PAUSE_S"; done
 	done
-	for t in "${CLOSED[@]}"; do wait_quiet; measure "$t" 0 "$round"; sleep "$PAUSE_S"; done
+	for t in "${CLOSED[@]}"; do wait_time_wait; wait_quiet; measure "$t" 0 "$round"; sleep "$PAUSE_S"; done
 done
 ELAPSED=$(($(date +%s) - START))
 
