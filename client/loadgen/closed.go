@@ -20,6 +20,7 @@ func (g *generator) runClosed(ctx context.Context) {
 	var next atomic.Int64
 	for u := range sc.Users {
 		wg.Go(func() {
+			c := g.client.newConn()
 			at := g.start.Add(time.Duration(u%5) * g.unit)
 			for at.Before(g.end) {
 				if g.clock.SleepUntil(ctx, at) != nil {
@@ -28,7 +29,7 @@ func (g *generator) runClosed(ctx context.Context) {
 				req := g.newRequest(int(next.Add(1)-1), at)
 				done := at.Add(g.unit) // dropped: the next step
 				if ok := g.admitCapped(req); ok {
-					reply, replied := g.send(ctx, req)
+					reply, replied := g.send(ctx, c, req)
 					switch reply {
 					case ReplyGaveUp:
 						done = req.deadline.Add(think)

@@ -19,12 +19,13 @@ import (
 
 // HTTP clients of the generator.
 const (
-	// ClientNetHTTP is Go's net/http: the moment each request is written is
-	// known exactly (the send lag is taken then).
-	ClientNetHTTP = "net/http"
-	// ClientFastHTTP is github.com/valyala/fasthttp: less CPU per request;
-	// the send lag is taken when the request is handed to it.
+	// ClientFastHTTP is github.com/valyala/fasthttp, one connection per
+	// sender: the default, less than half net/http's CPU per request
+	// (BenchmarkDoer).
 	ClientFastHTTP = "fasthttp"
+	// ClientNetHTTP is Go's net/http, connections pooled and shared (HTTP
+	// proxies from the environment are not used either way).
+	ClientNetHTTP = "net/http"
 )
 
 // Arrival modes of the open generator.
@@ -120,8 +121,9 @@ type Config struct {
 	Arrivals string
 	// TimeScale: one model second lasts TimeScale real seconds.
 	TimeScale float64
-	// Client is the HTTP client: ClientNetHTTP (the default, "") or
-	// ClientFastHTTP.
+	// Client is the HTTP client: ClientFastHTTP (the default, "") or
+	// ClientNetHTTP. Either way the send lag is taken when each request has
+	// been written to its connection.
 	Client string
 	// MaxInFlight caps requests awaiting an outcome; an arrival that finds
 	// the cap reached is dropped, and counted. 0: the default, the most

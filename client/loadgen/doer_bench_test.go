@@ -110,10 +110,10 @@ func BenchmarkDoer(b *testing.B) {
 	}()
 	for _, c := range []struct {
 		name string
-		new  func() doer
+		new  func() client
 	}{
-		{"net-http", func() doer { return newNetHTTP(target, 64, RealClock) }},
-		{"fasthttp", func() doer { return newFastHTTP(target, 64, RealClock) }},
+		{"net-http", func() client { return newNetHTTP(target, 64, RealClock) }},
+		{"fasthttp", func() client { return newFastHTTP(target, RealClock) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			d := c.new()
@@ -127,9 +127,10 @@ func BenchmarkDoer(b *testing.B) {
 			cpu0 := cpuTime()
 			for range senders {
 				wg.Go(func() {
+					conn := d.newConn()
 					for i := range ids {
 						id := requestID(i)
-						status, _, err := d.do(context.Background(), time.Now().Add(10*time.Second), id, body(id))
+						status, _, err := conn.do(context.Background(), time.Now().Add(10*time.Second), id, body(id))
 						if err != nil || status != http.StatusOK {
 							failed.Store(i, fmt.Sprint(status, err))
 						}

@@ -3,7 +3,9 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -11,26 +13,25 @@ import (
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-// fastHTTP is the doer on github.com/valyala/fasthttp: pooled requests and
-// responses, no allocation per request. fasthttp has no hook for the
-// moment a request is written; it writes at once on a free connection, so
-// the send time is taken when the request is handed to it (a connection
-// still being dialled is then counted as latency, not as send lag). A
-// run's end or interruption is noticed at the request's deadline.
+// fastHTTP is the client on github.com/valyala/fasthttp: each sender gets
+// a host client of its own with one connection, so the time the
+// connection last wrote is its request's write time; requests and
+// responses are pooled, nothing is allocated per request. A run's end or
+// interruption is noticed at the request's deadline.
 type fastHTTP struct {
-	hc    *fasthttp.HostClient
+	addr  string
+	tls   bool
 	uri   string
 	clock Clock
+
+	mu    sync.Mutex
+	conns []*fastConn
 }
 
-var _ doer = (*fastHTTP)(nil)
+var _ client = (*fastHTTP)(nil)
 
-func newFastHTTP(target *url.URL, conns int, clock Clock) *fastHTTP {
-	return &fastHTTP{clock: clock, uri: target.String(), hc: &fasthttp.HostClient{
-		Addr: hostPort(target), IsTLS: target.Scheme == "https", MaxConns: conns,
-		MaxIdleConnDuration: 90 * time.Second, NoDefaultUserAgentHeader: true,
-		DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
-	}}
+func newFastHTTP(target *url.URL, clock Clock) *fastHTTP {
+	return &fastHTTP{addr: hostPort(target), tls: target.Scheme == "https", uri: target.String(), clock: clock}
 }
 
 // hostPort is the target's host and port, the scheme's port when it has
@@ -45,25 +46,81 @@ func hostPort(u *url.URL) string {
 	return u.Hostname() + ":80"
 }
 
-func (f *fastHTTP) do(ctx context.Context, deadline time.Time, id string, body []byte) (int, time.Time, error) {
+func (f *fastHTTP) newConn() conn {
+	c := &fastConn{uri: f.uri, clock: f.clock}
+	c.hc = &fasthttp.HostClient{
+		Addr: f.addr, IsTLS: f.tls, MaxConns: 1,
+		MaxIdleConnDuration: 90 * time.Second, NoDefaultUserAgentHeader: true,
+		DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
+		Dial: func(addr string) (net.Conn, error) {
+			nc, err := (&net.Dialer{Timeout: 10 * time.Second}).Dial("tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			c.wire = &timedConn{Conn: nc, clock: f.clock}
+			return c.wire, nil
+		},
+	}
+	f.mu.Lock()
+	f.conns = append(f.conns, c)
+	f.mu.Unlock()
+	return c
+}
+
+func (f *fastHTTP) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.hc.CloseIdleConnections()
+	}
+}
+
+// fastConn is one sender's host client and the connection it dialled.
+type fastConn struct {
+	hc    *fasthttp.HostClient
+	wire  *timedConn // set by Dial, in the sender's own goroutine
+	uri   string
+	clock Clock
+}
+
+func (c *fastConn) do(ctx context.Context, deadline time.Time, id string, body []byte) (int, time.Time, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(f.uri)
+	req.SetRequestURI(c.uri)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
 	req.Header.Set(api.HeaderRequestID, id)
 	req.SetBodyRaw(body)
-	sent := f.clock.Now()
-	if err := f.hc.DoDeadline(req, resp, deadline); err != nil {
-		return 0, sent, err
+	if c.wire != nil {
+		c.wire.wrote = time.Time{}
 	}
-	return resp.StatusCode(), sent, nil
+	err := c.hc.DoDeadline(req, resp, deadline)
+	var wrote time.Time
+	if c.wire != nil {
+		wrote = c.wire.wrote
+	}
+	if err != nil {
+		return 0, wrote, err
+	}
+	return resp.StatusCode(), wrote, nil
 }
 
-func (f *fastHTTP) gaveUp(err error) bool { return errors.Is(err, fasthttp.ErrTimeout) }
+func (c *fastConn) gaveUp(err error) bool { return errors.Is(err, fasthttp.ErrTimeout) }
 
-func (f *fastHTTP) close() { f.hc.CloseIdleConnections() }
+// timedConn notes when it last wrote: the moment a request went out.
+// fasthttp uses a connection from one goroutine at a time, the sender's.
+type timedConn struct {
+	net.Conn
+	clock Clock
+	wrote time.Time
+}
+
+func (t *timedConn) Write(p []byte) (int, error) {
+	n, err := t.Conn.Write(p)
+	t.wrote = t.clock.Now()
+	return n, err
+}

@@ -26,7 +26,7 @@ type generator struct {
 	unit    time.Duration
 	start   time.Time
 	end     time.Time
-	doer    doer
+	client  client
 	metrics *metrics
 	// inFlightCap bounds requests awaiting an outcome (Config.MaxInFlight,
 	// or the default derived from the rate and the timeout).

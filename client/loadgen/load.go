@@ -46,12 +46,12 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	}
 	g := newGenerator(cfg, clock)
 	u, _ := url.Parse(cfg.Target) // valid: checked by Validate
-	if cfg.Client == ClientFastHTTP {
-		g.doer = newFastHTTP(u, g.inFlightCap, clock)
+	if cfg.Client == ClientNetHTTP {
+		g.client = newNetHTTP(u, g.inFlightCap, clock)
 	} else {
-		g.doer = newNetHTTP(u, g.inFlightCap, clock)
+		g.client = newFastHTTP(u, clock)
 	}
-	defer g.doer.close()
+	defer g.client.close()
 	base := u.Scheme + "://" + u.Host
 	// Admin, metrics and log calls go on connections of their own.
 	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.New(2)}

@@ -37,11 +37,11 @@ func loadAgainstModel(t *testing.T, sc models.AdmissionScenario) (loadgen.Result
 	return real, model
 }
 
-// Real time at scale 0.1 (6 s each, one after the other: side by side, the
-// queue-50 run missed by 8 of 300 requests once in 17): the real run agrees
-// with the model within 2% of all requests for every outcome.
+// Real time at scale 0.1 (6 s each, one after the other and beside no other
+// test: under -race, other tests beside it made the generator miss its
+// 10 ms late threshold): the real run agrees with the model within 2% of
+// all requests for every outcome.
 func TestLoadAgreesWithTheModel(t *testing.T) {
-	t.Parallel() // beside the light real-time tests of this package, not each other
 	tests := []struct {
 		name   string
 		change func(*models.AdmissionScenario)

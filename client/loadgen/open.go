@@ -61,9 +61,10 @@ func (g *generator) runOpen(ctx context.Context, p Pacer) {
 		g.mu.Unlock()
 		g.admitted(req)
 		wg.Go(func() {
-			g.send(ctx, req)
+			c := g.client.newConn()
+			g.send(ctx, c, req)
 			for r := range work {
-				g.send(ctx, r)
+				g.send(ctx, c, r)
 			}
 		})
 	}

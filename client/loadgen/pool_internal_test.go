@@ -24,16 +24,16 @@ func TestSendersAreReused(t *testing.T) {
 		g := newGenerator(cfg, RealClock)
 		u, _ := url.Parse(cfg.Target)
 		if client == ClientFastHTTP {
-			g.doer = newFastHTTP(u, g.inFlightCap, RealClock)
+			g.client = newFastHTTP(u, RealClock)
 		} else {
-			g.doer = newNetHTTP(u, g.inFlightCap, RealClock)
+			g.client = newNetHTTP(u, g.inFlightCap, RealClock)
 		}
 		g.start = time.Now()
 		g.end = g.start.Add(2 * g.unit)
 		ctx, cancel := context.WithDeadline(context.Background(), g.end)
 		g.runOpen(ctx, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
 		cancel()
-		g.doer.close()
+		g.client.close()
 		if g.sent+g.behind != 400 || g.replies[ReplyOnTime] != g.sent || g.senders > 40 {
 			t.Errorf("%s: sent %d, behind %d, on time %d, with %d senders; want 400 through a few senders",
 				client, g.sent, g.behind, g.replies[ReplyOnTime], g.senders)

@@ -14,26 +14,39 @@ import (
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-// doer makes one request of the run: POST body, carrying the request id, to
-// the target until deadline. It returns the HTTP status (0 when no answer
-// came), when the request had been written to the connection (zero when
-// it never was), and the error.
-type doer interface {
-	do(ctx context.Context, deadline time.Time, id string, body []byte) (status int, wrote time.Time, err error)
-	// gaveUp reports whether err means the deadline passed first.
-	gaveUp(err error) bool
+// client is one of the generator's HTTP clients: it gives each sender
+// goroutine (an open generator's sender, a closed user) a conn of its own.
+type client interface {
+	newConn() conn
 	close()
 }
 
-// netHTTP is the doer on net/http: the request built once and copied, the
-// connections reused, the write time from httptrace.
+// conn makes one request at a time for one sender: POST body, carrying the
+// request id, to the target until deadline. It returns the HTTP status (0
+// when no answer came), when the request had been written to the
+// connection (zero when it never was), and the error.
+type conn interface {
+	do(ctx context.Context, deadline time.Time, id string, body []byte) (status int, wrote time.Time, err error)
+	// gaveUp reports whether err means the deadline passed first.
+	gaveUp(err error) bool
+}
+
+// netHTTP is the client on net/http: the request built once and copied,
+// the connections pooled and shared by the senders, the write time from
+// httptrace.
 type netHTTP struct {
 	client *http.Client
 	tmpl   *http.Request
 	clock  Clock
 }
 
-var _ doer = (*netHTTP)(nil)
+var (
+	_ client = (*netHTTP)(nil)
+	_ conn   = (*netHTTP)(nil)
+)
+
+// newConn is the client itself: net/http pools its connections.
+func (n *netHTTP) newConn() conn { return n }
 
 func newNetHTTP(target *url.URL, conns int, clock Clock) *netHTTP {
 	return &netHTTP{client: transport.New(conns), clock: clock, tmpl: &http.Request{
@@ -101,16 +114,16 @@ func body(id string) []byte {
 	return append(b, `","complete":true}`...)
 }
 
-// send makes one request and records what the client saw of it. The send
-// lag (late start) is taken when the request has been written.
-func (g *generator) send(runCtx context.Context, req *request) (Reply, time.Time) {
-	status, wrote, err := g.doer.do(runCtx, req.deadline, req.id, body(req.id))
+// send makes one request on c and records what the client saw of it. The
+// send lag (late start) is taken when the request has been written.
+func (g *generator) send(runCtx context.Context, c conn, req *request) (Reply, time.Time) {
+	status, wrote, err := c.do(runCtx, req.deadline, req.id, body(req.id))
 	now := g.clock.Now()
 	reply := ReplyTransport
 	switch {
 	case err != nil && runCtx.Err() != nil && now.Before(req.deadline):
 		reply = ReplyPending // the run ended first
-	case err != nil && g.doer.gaveUp(err):
+	case err != nil && c.gaveUp(err):
 		reply = ReplyGaveUp
 	case err != nil:
 	case api.Rejected(status):

@@ -30,7 +30,7 @@ func runLoad(args []string, stdout io.Writer) error {
 			"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n", stdout)
 	admissionFlags(fs, &sc)
 	fs.StringVar(&cfg.Target, "target", "", "URL to POST each request to (default: an in-process mock station's /enrich)")
-	fs.StringVar(&cfg.Client, "client", loadgen.ClientNetHTTP, "HTTP client: net/http (the send lag taken when each request is written) or fasthttp (less CPU per\nrequest; the send lag taken when the request is handed to it)")
+	fs.StringVar(&cfg.Client, "client", loadgen.ClientFastHTTP, "HTTP client: fasthttp (a connection per sender, less CPU per request) or net/http (a shared pool)")
 	fs.StringVar(&cfg.Arrivals, "arrivals", cfg.Arrivals, "open: step (a second's arrivals at its start, as the model) or uniform (evenly spaced)")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "real seconds per model second (0.1 runs ten times faster)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", 0, "cap on requests awaiting an outcome (the pool of senders); arrivals beyond it are dropped and counted\n(0: the most the schedule can have awaiting an outcome, peak rate × (timeout + 1) or the users, at most 10000)")
