@@ -74,7 +74,7 @@ bench:
 
 # The HTTP load generators side by side (loadlab load, vegeta, hey, wrk),
 # each pinned to one core against nginx on the other; installs what is
-# missing; 9 to 12 minutes. Settings go in the environment, e.g.
+# missing; 9 to 16 minutes. Settings go in the environment, e.g.
 # `make bench-peers DURATION=3 ROUNDS=1`; see deploy/bench-peers.sh --help.
 .PHONY: bench-peers
 bench-peers:

@@ -50,7 +50,8 @@
 #   GO            the go command [go]
 #
 # Time: with the defaults a full run is 24 runs of 20 s plus ~2 s each,
-# about 9 to 12 minutes (plus 1-2 minutes of installs on a fresh machine).
+# 9 to 16 minutes (15 min 20 s here, with the TIME_WAIT waits below), plus
+# 1-2 minutes of installs on a fresh machine.
 # Every run is killed after DURATION+45 s and waits at most 65 s for
 # TIME_WAIT connections, so it never takes more than about 53 minutes. Ctrl-C stops every process it started and removes its
 # temporary files.
