@@ -53,8 +53,8 @@
 # 9 to 16 minutes (15 min 20 s here, with the TIME_WAIT waits below), plus
 # 1-2 minutes of installs on a fresh machine.
 # Every run is killed after DURATION+45 s and waits at most 65 s for
-# TIME_WAIT connections, so it never takes more than about 53 minutes. Ctrl-C stops every process it started and removes its
-# temporary files.
+# TIME_WAIT connections, so it never takes more than about 53 minutes.
+# Ctrl-C stops every process it started and removes its temporary files.
 #
 # Before each run the script also waits (at most 65 s) until fewer than
 # 2,000 TCP connections on the machine are in TIME_WAIT: vegeta binds each
