@@ -37,11 +37,14 @@ type report struct {
 	Ran     string // when, where, which commit
 	// The hypotheses file, its SHA-256 and the commit it was locked at.
 	HypothesesFile, HypothesesSHA, LockCommit string
-	Accepted                                  []table
-	Cells                                     table
-	Verdicts                                  []verdictRow
-	Counts                                    string
-	Failures                                  []string
+	// Calibration is the time-scale bias table and what became of it.
+	Calibration     table
+	CalibrationNote string
+	Accepted        []table
+	Cells           table
+	Verdicts        []verdictRow
+	Counts          string
+	Failures        []string
 }
 
 // table is a header and rows of cells.
@@ -81,6 +84,7 @@ func newReport(r *Results) report {
 	}
 	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)
 
+	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
 	for _, cpu := range sp.CPUs {
 		t := table{Caption: cpu.Name, Head: append([]string{"strategy"}, sp.Scenarios...)}
 		for _, st := range sp.Strategies {
@@ -155,4 +159,30 @@ func short(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// calibrationTable is the time-scale bias per strategy and a sentence on
+// what it means for the verdicts.
+func calibrationTable(c *Calibration) (table, string) {
+	switch {
+	case c == nil:
+		return table{}, "Time-scale bias: not measured (results from before the calibration existed)."
+	case c.Skipped != "":
+		return table{}, "Time-scale bias: not measured: " + c.Skipped + "."
+	}
+	t := table{Caption: fmt.Sprintf("healthy, %s, %d runs each", c.CPU, c.Runs),
+		Head: []string{"strategy", "accepted/s at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias", "failed runs"}}
+	for _, s := range c.Strategies {
+		t.Rows = append(t.Rows, []string{s.Strategy, fmtStat(s.AtOne, true, 2), fmtStat(s.AtScale, true, 2),
+			fmt.Sprintf("%+.1f%%", 100*s.Bias), fmt.Sprint(len(s.Failed))})
+	}
+	why := c.Exceeded()
+	switch {
+	case why == "":
+		return t, fmt.Sprintf("Every bias is within the limit of %.1f%%: the verdicts stand.", 100*c.MaxBias)
+	case c.Accepted:
+		return t, "ACCEPTED: " + why + ", accepted with --accept-bias: the verdicts below are judged on measurements that carry this bias."
+	default:
+		return t, "Not judged: " + why + "; every verdict is inconclusive (--accept-bias judges anyway, and says so)."
+	}
 }

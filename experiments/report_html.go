@@ -20,6 +20,9 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 {{if .Partial}}<p class="partial">{{.Partial}}</p>
 {{end}}<p>{{.Setup}}</p>
 <p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
+<h2>Time-scale calibration</h2>
+{{if .Calibration.Rows}}<p>Accepted records per lab second, median (minimum–maximum), {{.Calibration.Caption}}.</p>
+{{template "table" .Calibration}}{{end}}<p>{{.CalibrationNote}}</p>
 <h2>Accepted records per second</h2>
 <p>{{.AcceptedIntro}}</p>
 {{range .Accepted}}<p><b>{{.Caption}}</b></p>

@@ -15,6 +15,12 @@ func WriteMarkdown(w io.Writer, r *Results) {
 	if rep.Partial != "" {
 		fmt.Fprintf(w, "**%s**\n\n", rep.Partial)
 	}
+	fmt.Fprintf(w, "## Time-scale calibration\n\n")
+	if len(rep.Calibration.Rows) > 0 {
+		fmt.Fprintf(w, "Accepted records per lab second, median (minimum–maximum), %s.\n\n", rep.Calibration.Caption)
+		markdownTable(w, rep.Calibration.Head, rep.Calibration.Rows)
+	}
+	fmt.Fprintf(w, "%s\n\n", rep.CalibrationNote)
 	fmt.Fprintf(w, "## Accepted records per second\n\n%s\n\n", acceptedIntro)
 	for _, t := range rep.Accepted {
 		fmt.Fprintf(w, "**%s**\n\n", t.Caption)

@@ -60,6 +60,9 @@ type Results struct {
 	// Partial, when set, says why the matrix did not run to its end; the
 	// statistics and verdicts are over the runs that completed.
 	Partial string `json:"partial,omitempty"`
+	// Calibration is the measured time-scale bias; when it exceeds its
+	// limit, unaccepted, every verdict is inconclusive.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // CellSummary is a cell's statistics over its runs.

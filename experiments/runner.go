@@ -18,8 +18,10 @@ import (
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// Progress reports the matrix's advance.
+// Progress reports the matrix's advance (or, with Calibrating, the
+// calibration's: Done of Total rounds).
 type Progress struct {
+	Calibrating bool
 	Done, Total int
 	Cell        Cell
 	Run         int
@@ -48,6 +50,17 @@ type Runner struct {
 	// RunLimit, when > 0, replaces every run's wall-clock limit (by
 	// default a generous multiple of its cell's Little's-law time).
 	RunLimit time.Duration
+	// The time-scale calibration: CalibrationRuns rounds (0: none) of C2
+	// and C4, healthy, at time scale 1 and at the experiment's, on mock
+	// services of their own started with StartMock. When a bias exceeds
+	// MaxBias (0: DefaultMaxBias) every verdict is inconclusive, unless
+	// AcceptBias.
+	CalibrationRuns int
+	MaxBias         float64
+	AcceptBias      bool
+	StartMock       func(config.Config) (url string, stop func() error, err error)
+	// CalibrateOnly stops after the calibration: no matrix, no verdicts.
+	CalibrateOnly bool
 }
 
 // Errors of a mock service unfit for the experiment; nothing is run.
@@ -90,6 +103,11 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	}
 	res := &Results{Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
 		Target: r.Target, Started: time.Now().UTC()}
+	res.Calibration = r.calibrate(ctx, mockCfg)
+	if r.CalibrateOnly {
+		res.Finished = time.Now().UTC()
+		return res, ctx.Err()
+	}
 	cells := r.Spec.Cells()
 	total := len(cells) * r.Spec.Runs
 	start := time.Now()
@@ -119,7 +137,7 @@ matrix:
 	}
 	res.Finished = time.Now().UTC()
 	res.Cells = Summaries(r.Spec, res.Runs, mockCfg)
-	res.Verdicts = Judge(r.Hypotheses, res.Runs)
+	res.Verdicts = gate(Judge(r.Hypotheses, res.Runs), res.Calibration)
 	if err := ctx.Err(); err != nil {
 		// Interrupted: what was measured stands, over the completed runs,
 		// and says it is partial.
@@ -139,7 +157,7 @@ const (
 
 // runLimit is how long one run of cell c may take in real time before its
 // child is killed and the run fails.
-func (r *Runner) runLimit(mockCfg config.Config, c Cell) time.Duration {
+func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64) time.Duration {
 	if r.RunLimit > 0 {
 		return r.RunLimit
 	}
@@ -153,10 +171,17 @@ func (r *Runner) runLimit(mockCfg config.Config, c Cell) time.Duration {
 		return runLimitBase * runLimitFactor
 	}
 	labSeconds := float64(r.Spec.Records) / b.Bound
-	return runLimitBase + time.Duration(runLimitFactor*labSeconds*r.Spec.TimeScale*float64(time.Second))
+	return runLimitBase + time.Duration(runLimitFactor*labSeconds*scale*float64(time.Second))
 }
 
-func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int) (rec RunRecord) {
+// runOne runs cell c once against the mock service the experiment runs.
+func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int) RunRecord {
+	return r.runAt(ctx, mock, r.Spec.TimeScale, mockCfg, c, run)
+}
+
+// runAt runs cell c once, as a CPU-limited child, against the mock service
+// mock running at time scale scale.
+func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mockCfg config.Config, c Cell, run int) (rec RunRecord) {
 	rec = RunRecord{Cell: c, Run: run}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
@@ -177,12 +202,12 @@ func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Con
 	}
 	defer lim.Cleanup()
 	rec.Mechanism = lim.Mechanism
-	args := []string{"run", "--target", r.Target, "--strategy", c.Strategy,
-		"--records", strconv.Itoa(r.Spec.Records), "--time-scale", strconv.FormatFloat(r.Spec.TimeScale, 'g', -1, 64),
+	args := []string{"run", "--target", mock.BaseURL, "--strategy", c.Strategy,
+		"--records", strconv.Itoa(r.Spec.Records), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
 		"--call-timeout", r.Spec.CallTimeout.String(), "--permit-timeout", r.Spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
-		"--sample-interval", sampleInterval(r.Spec.TimeScale).String()}
-	limit := r.runLimit(mockCfg, c)
+		"--sample-interval", sampleInterval(scale).String()}
+	limit := r.runLimit(mockCfg, c, scale)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, r.Binary, args...)
@@ -211,7 +236,7 @@ func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Con
 	}
 	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
 	rec.Client, rec.Server = &cres, &st
-	rec.Metrics = metricsOf(cres, st, r.Spec.TimeScale)
+	rec.Metrics = metricsOf(cres, st, scale)
 	return rec
 }
 

@@ -60,7 +60,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
-	verdicts := experiments.Judge(res.Hypotheses, res.Runs)
+	verdicts := experiments.Rejudge(res)
 	differ := 0
 	for i, v := range verdicts {
 		stored := "(none)"

@@ -43,6 +43,10 @@ func runExperiment(args []string, stdout io.Writer) error {
 	nRecords := fs.Int("records", 0, "override the file's records per run")
 	wait := fs.Duration("wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
 	metricsAddr := fs.String("metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
+	calRuns := fs.Int("calibration-runs", experiments.DefaultCalibrationRuns, "rounds of the time-scale calibration: C2 and C4, healthy, at time scale 1 and at the experiment's,\non mock services of their own, before the matrix; 0 skips it (the report then says the bias is not measured)")
+	maxBias := fs.Float64("max-bias", experiments.DefaultMaxBias, "largest time-scale bias (a fraction of the rate at time scale 1) under which the experiment judges")
+	acceptBias := fs.Bool("accept-bias", false, "judge even when a time-scale bias exceeds --max-bias; the report says so")
+	calOnly := fs.Bool("calibration-only", false, "run the time-scale calibration alone, print it and exit (0 within --max-bias, 1 beyond):\nwhich time scale can this machine run the experiment at?")
 	if err := parse(args); err != nil {
 		return err
 	}
@@ -101,7 +105,9 @@ func runExperiment(args []string, stdout io.Writer) error {
 		url = u
 	}
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, AdminToken: *token,
-		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait}
+		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait,
+		CalibrationRuns: *calRuns, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
+		CalibrateOnly: *calOnly}
 	if reg != nil {
 		r.Metrics = experiments.NewRunnerMetrics(reg)
 	}
@@ -111,6 +117,9 @@ func runExperiment(args []string, stdout io.Writer) error {
 			return err // interrupted before the first run: nothing to write
 		}
 		return usageErr("%v", err) // the mock service was unfit or did not answer: nothing ran
+	}
+	if *calOnly {
+		return printCalibration(stdout, res.Calibration)
 	}
 	res.ExperimentFile, res.HypothesesFile, res.Lock = *file, *hyp, lock
 	res.ExperimentSHA256, _ = experiments.FileSHA256(*file)
@@ -135,12 +144,24 @@ func runExperiment(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// startInProcessMock serves a mock service in-process on loopback, for the
+// calibration.
+func startInProcessMock(cfg config.Config) (string, func() error, error) {
+	cfg.Listen = "127.0.0.1:0"
+	_, url, stop, err := mockservice.Start(cfg)
+	return url, stop, err
+}
+
 // progressPrinter draws a bar on a terminal (runs done of all, the current
 // cell, time left) and one plain line per finished run otherwise.
 func progressPrinter(w *os.File) func(experiments.Progress) {
 	if isTerminal(w) {
 		var bar *progressbar.ProgressBar
 		return func(p experiments.Progress) {
+			if p.Calibrating {
+				fmt.Fprintf(w, "\rcalibrating the time scale: round %d of %d ", p.Done, p.Total)
+				return
+			}
 			if bar == nil {
 				bar = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(w), progressbar.OptionSetWidth(30),
 					progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionSetItsString("runs"),
@@ -151,6 +172,10 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 		}
 	}
 	return func(p experiments.Progress) {
+		if p.Calibrating {
+			fmt.Fprintf(w, "calibrating the time scale: round %d of %d done\n", p.Done, p.Total)
+			return
+		}
 		if p.Last == nil {
 			return
 		}
@@ -173,4 +198,27 @@ func printSummary(w io.Writer, res *experiments.Results) {
 	var md strings.Builder
 	experiments.WriteMarkdown(&md, res)
 	fmt.Fprint(w, md.String())
+}
+
+// printCalibration prints the calibration's table and what it means; a bias
+// beyond the limit exits 1.
+func printCalibration(w io.Writer, c *experiments.Calibration) error {
+	if c.Skipped != "" {
+		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", c.Skipped)
+		return nil
+	}
+	fmt.Fprintf(w, "Accepted records per lab second, healthy, %s, median (min–max) of %d runs:\n\n", c.CPU, c.Runs)
+	fmt.Fprintf(w, "%-8s  %-24s  %-24s  %s\n", "strategy", "at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias")
+	for _, s := range c.Strategies {
+		fmt.Fprintf(w, "%-8s  %-24s  %-24s  %+.1f%%\n", s.Strategy, fmtStat(s.AtOne), fmtStat(s.AtScale), 100*s.Bias)
+	}
+	if why := c.Exceeded(); why != "" {
+		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: %s", why)}
+	}
+	fmt.Fprintf(w, "\nEvery bias is within %.1f%%.\n", 100*c.MaxBias)
+	return nil
+}
+
+func fmtStat(s experiments.Stat) string {
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
 }
