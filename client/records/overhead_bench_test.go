@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -23,6 +24,11 @@ import (
 // is one record.
 //
 //	go test -run '^$' -bench CallOverhead -benchtime 2000x -count 6 ./client/records
+//
+// Two knobs help take the overhead apart: OVERHEAD_COARSE=1 makes the mock
+// service end its service times with the runtime's timers instead of its
+// precise ones, and OVERHEAD_STRATEGY=sequential (or bounded:N, or any
+// --strategy value) replaces C2.
 func BenchmarkCallOverhead(b *testing.B) {
 	const enrich, write = 12 * time.Millisecond, 3 * time.Millisecond
 	cfg := config.Default()
@@ -32,11 +38,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 	p.Records = latency.Spec{Kind: "fixed", Value: write}
 	cfg.Profiles[config.ProfileHealthy] = p
 	cfg.RequestLogCap = 0
+	if os.Getenv("OVERHEAD_COARSE") != "" {
+		cfg.Enrichment.PreciseTimers, cfg.Records.PreciseTimers = false, false
+	}
 	m := startMock(b, cfg)
 	reg := prometheus.NewRegistry()
 	rc := records.DefaultConfig()
 	rc.Target, rc.Records, rc.Registerer, rc.Reset = m.url, b.N, reg, true
-	rc.Strategy, _ = records.ParseStrategy("C2")
+	strategy := "C2"
+	if s := os.Getenv("OVERHEAD_STRATEGY"); s != "" {
+		strategy = s // to look into the overhead: sequential, bounded:N
+	}
+	rc.Strategy, _ = records.ParseStrategy(strategy)
 	b.ResetTimer()
 	res, err := records.Run(context.Background(), rc)
 	b.StopTimer()
