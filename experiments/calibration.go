@@ -17,10 +17,11 @@ const (
 	DefaultMaxBias = 0.02
 )
 
-// calibrationStrategies are measured at time scale 1 and at the
-// experiment's: the strategy that waits least (C2) and the one that waits
-// most (C4), whose biases differed most when the bias was unmeasured.
-var calibrationStrategies = []string{"C2", "C4"}
+// DefaultCalibrationStrategies are measured at time scale 1 and at the
+// experiment's unless the runner names others: the strategy that waits
+// least (C2) and the one that waits most (C4), whose biases differed most
+// when the bias was unmeasured.
+var DefaultCalibrationStrategies = []string{"C2", "C4"}
 
 // Calibration is the measured bias of an experiment's time scale: how much
 // the accepted rate per lab second of a healthy run at the experiment's
@@ -96,7 +97,7 @@ func gate(vs []Verdict, cal *Calibration) []Verdict {
 	return out
 }
 
-// calibrate runs the calibration strategies, healthy, on the first CPU
+// calibrate runs the calibration's strategies, healthy, on the first CPU
 // setting, alternating between a mock service at time scale 1 and one at
 // the experiment's, runs times each. It starts both mock services with
 // StartMock. At time scale 1 there is nothing to measure.
@@ -117,6 +118,10 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 		cal.Skipped = "no way to start mock services for the calibration"
 		return cal
 	}
+	strategies := r.CalibrationStrategies
+	if len(strategies) == 0 {
+		strategies = DefaultCalibrationStrategies
+	}
 	mocks := map[float64]api.Client{}
 	for _, scale := range []float64{1, r.Spec.TimeScale} {
 		c := mockCfg
@@ -132,7 +137,7 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 	vals := map[string]map[float64][]float64{}
 	failed := map[string][]string{}
 	for run := 1; run <= r.CalibrationRuns; run++ {
-		for _, st := range calibrationStrategies {
+		for _, st := range strategies {
 			if vals[st] == nil {
 				vals[st] = map[float64][]float64{}
 			}
@@ -154,7 +159,7 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 			r.Progress(Progress{Calibrating: true, Done: run, Total: r.CalibrationRuns})
 		}
 	}
-	for _, st := range calibrationStrategies {
+	for _, st := range strategies {
 		one, at := Summarize(vals[st][1]), Summarize(vals[st][r.Spec.TimeScale])
 		cal.Strategies = append(cal.Strategies, StrategyBias{Strategy: st, AtOne: one, AtScale: at,
 			Bias: at.Median/one.Median - 1, Failed: failed[st]})

@@ -50,15 +50,16 @@ type Runner struct {
 	// RunLimit, when > 0, replaces every run's wall-clock limit (by
 	// default a generous multiple of its cell's Little's-law time).
 	RunLimit time.Duration
-	// The time-scale calibration: CalibrationRuns rounds (0: none) of C2
-	// and C4, healthy, at time scale 1 and at the experiment's, on mock
-	// services of their own started with StartMock. When a bias exceeds
-	// MaxBias (0: DefaultMaxBias) every verdict is inconclusive, unless
-	// AcceptBias.
-	CalibrationRuns int
-	MaxBias         float64
-	AcceptBias      bool
-	StartMock       func(config.Config) (url string, stop func() error, err error)
+	// The time-scale calibration: CalibrationRuns rounds (0: none) of
+	// CalibrationStrategies (none: C2 and C4), healthy, at time scale 1 and
+	// at the experiment's, on mock services of their own started with
+	// StartMock. When a bias exceeds MaxBias (0: DefaultMaxBias) every
+	// verdict is inconclusive, unless AcceptBias.
+	CalibrationRuns       int
+	CalibrationStrategies []string
+	MaxBias               float64
+	AcceptBias            bool
+	StartMock             func(config.Config) (url string, stop func() error, err error)
 	// CalibrateOnly stops after the calibration: no matrix, no verdicts.
 	CalibrateOnly bool
 }

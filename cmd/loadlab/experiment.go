@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -43,7 +44,8 @@ func runExperiment(args []string, stdout io.Writer) error {
 	nRecords := fs.Int("records", 0, "override the file's records per run")
 	wait := fs.Duration("wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
 	metricsAddr := fs.String("metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
-	calRuns := fs.Int("calibration-runs", experiments.DefaultCalibrationRuns, "rounds of the time-scale calibration: C2 and C4, healthy, at time scale 1 and at the experiment's,\non mock services of their own, before the matrix; 0 skips it (the report then says the bias is not measured)")
+	calRuns := fs.Int("calibration-runs", experiments.DefaultCalibrationRuns, "rounds of the time-scale calibration: its strategies, healthy, at time scale 1 and at the experiment's,\non mock services of their own, before the matrix; 0 skips it (the report then says the bias is not measured)")
+	calStrategies := fs.String("calibration-strategies", strings.Join(experiments.DefaultCalibrationStrategies, ","), "comma-separated strategies the calibration measures (C1, C2, C3, C4, or any --strategy of loadlab run)")
 	maxBias := fs.Float64("max-bias", experiments.DefaultMaxBias, "largest time-scale bias (a fraction of the rate at time scale 1) under which the experiment judges")
 	acceptBias := fs.Bool("accept-bias", false, "judge even when a time-scale bias exceeds --max-bias; the report says so")
 	calOnly := fs.Bool("calibration-only", false, "run the time-scale calibration alone, print it and exit (0 within --max-bias, 1 beyond):\nwhich time scale can this machine run the experiment at?")
@@ -65,6 +67,14 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	if err := spec.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	var calNames []string
+	for _, name := range strings.Split(*calStrategies, ",") {
+		name = strings.TrimSpace(name)
+		if _, err := records.ParseStrategy(name); err != nil {
+			return usageErr("--calibration-strategies: %v", err)
+		}
+		calNames = append(calNames, name)
 	}
 	hs, err := experiments.LoadHypotheses(*hyp, spec)
 	if err != nil {
@@ -106,7 +116,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, AdminToken: *token,
 		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait,
-		CalibrationRuns: *calRuns, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
+		CalibrationRuns: *calRuns, CalibrationStrategies: calNames, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
 		CalibrateOnly: *calOnly}
 	if reg != nil {
 		r.Metrics = experiments.NewRunnerMetrics(reg)

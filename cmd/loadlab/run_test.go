@@ -148,6 +148,15 @@ func TestExperimentRefusesAnEditedHypothesesFile(t *testing.T) {
 	}
 }
 
+func TestExperimentBadCalibrationStrategy(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses.yaml",
+		"--calibration-strategies", "C2,C9"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), `--calibration-strategies: unknown strategy "C9"`) {
+		t.Errorf("exit %d, stderr %q; want 2 naming C9", code, errb.String())
+	}
+}
+
 // loadlab check re-judges the committed first results and finds the same
 // verdicts.
 func TestCheckCommittedResults(t *testing.T) {
