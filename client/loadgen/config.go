@@ -195,6 +195,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// clientName is the HTTP client's name, the default's included.
+func (c Config) clientName() string {
+	if c.Client == "" {
+		return ClientFastHTTP
+	}
+	return c.Client
+}
+
 // inFlightCap is MaxInFlight, or its default: no request can be awaiting
 // an outcome longer than the timeout (plus the tie window, under one model
 // second), so an open schedule never has more than its peak rate ×

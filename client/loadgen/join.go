@@ -72,6 +72,11 @@ type Result struct {
 	ServerIdentified bool    `json:"server_identified"`
 	TieWindowS       float64 `json:"tie_window_s"`
 	TimeScale        float64 `json:"time_scale"`
+	// Client is the HTTP client that sent the load (fasthttp or net/http)
+	// and MaxInFlight the cap on requests awaiting an outcome in force,
+	// given or derived: arrivals that found it reached are Dropped.
+	Client      string `json:"client"`
+	MaxInFlight int    `json:"max_in_flight"`
 	// Partial: the run was interrupted; the figures, and the timeline, are
 	// those of the seconds before it ended.
 	Partial bool `json:"partial"`

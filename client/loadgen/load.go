@@ -126,7 +126,9 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		in.seconds = min(g.second(g.clock.Now())+1, len(in.timeline))
 		in.partial = true
 	}
-	return join(in), nil
+	res := join(in)
+	res.Client, res.MaxInFlight = cfg.clientName(), g.inFlightCap
+	return res, nil
 }
 
 // tally copies what the generator counted, once every sender has finished.

@@ -113,6 +113,9 @@ loadlab_load_sent_total %d
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
+	if res.MaxInFlight != 5 || res.Client != loadgen.ClientFastHTTP {
+		t.Errorf("result says cap %d, client %q; want 5, fasthttp (the default)", res.MaxInFlight, res.Client)
+	}
 	if res.Dropped == 0 || res.Requests+res.Dropped+res.Behind != res.Scheduled || res.Scheduled != 200 {
 		t.Errorf("scheduled %d = sent %d + dropped %d + behind %d? want 200 scheduled and drops reported",
 			res.Scheduled, res.Requests, res.Dropped, res.Behind)

@@ -15,8 +15,8 @@ import (
 // the generator could not do, latency percentiles, the server's figures,
 // and a chart over time.
 func WriteResult(w io.Writer, cfg Config, r Result) error {
-	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s\n",
-		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target)
+	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s (%s client, at most %d requests in flight)\n",
+		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target, r.Client, r.MaxInFlight)
 	if r.Partial {
 		fmt.Fprintln(w, "PARTIAL: the run was interrupted; figures are for the time it ran.")
 	}

@@ -85,7 +85,8 @@ func TestLoadCompareModelJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"requests", "on_time", "rejected", "too_late", "unfinished", "p95_latency_s",
-		"wasted_worker_s", "peak_queue", "queue_empty_at_s", "dropped", "late_starts", "max_send_lag_ms", "timeline", "model"} {
+		"wasted_worker_s", "peak_queue", "queue_empty_at_s", "dropped", "behind", "late_starts", "max_send_lag_ms", "timeline", "model",
+		"latency_from_schedule", "latency_from_send", "client", "max_in_flight"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("missing %q", k)
 		}
