@@ -80,5 +80,12 @@ bench:
 bench-peers:
 	GO="$(GO)" bash deploy/bench-peers.sh
 
+# The mock service's throughput on one core against a bare net/http handler
+# doing the same JSON work, wrk on the other core; about 2.5 minutes.
+# See deploy/bench-mock.sh --help.
+.PHONY: bench-mock
+bench-mock:
+	GO="$(GO)" bash deploy/bench-mock.sh
+
 clean:
 	rm -rf $(BIN) out

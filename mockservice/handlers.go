@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -126,8 +127,11 @@ func validRequestID(w http.ResponseWriter, r *http.Request) bool {
 // answer; it reports whether it did, so that the caller answers only served
 // requests.
 func answeredUnserved(w http.ResponseWriter, cfg config.Station, res Result) bool {
-	w.Header().Set(api.HeaderQueueWait, strconv.FormatFloat(float64(res.QueueWait)/1e6, 'f', 3, 64))
-	w.Header().Set(api.HeaderService, strconv.FormatFloat(float64(res.Service)/1e6, 'f', 3, 64))
+	h := w.Header()
+	// Assigned, not Set: the names are canonical already (a test holds
+	// them to it), and this runs on every request.
+	h[api.HeaderQueueWait] = []string{millis(res.QueueWait)}
+	h[api.HeaderService] = []string{millis(res.Service)}
 	switch res.Outcome {
 	case api.OutcomeRejected:
 		w.Header().Set("Retry-After", "1")
@@ -139,6 +143,19 @@ func answeredUnserved(w http.ResponseWriter, cfg config.Station, res Result) boo
 		return true
 	}
 	return false
+}
+
+// millis writes d in milliseconds with three decimals, rounded to the
+// nearest microsecond: "12.345".
+func millis(d time.Duration) string {
+	us := (d + 500*time.Nanosecond) / time.Microsecond
+	if us < 0 {
+		us = 0
+	}
+	var b [24]byte
+	out := strconv.AppendInt(b[:0], int64(us/1000), 10)
+	frac := us % 1000
+	return string(append(out, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10)))
 }
 
 func (s *Service) handleSetProfile(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,11 @@ const (
 	idleTimeout = 120 * time.Second
 )
 
+// newHTTPServer is the HTTP server of a service, with its timeouts.
+func newHTTPServer(h http.Handler, readHeaderTimeout time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, IdleTimeout: idleTimeout}
+}
+
 // ErrForcedShutdown is returned by Serve when in-flight work did not finish
 // within the shutdown timeout and connections were closed under it.
 var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with requests in flight")
@@ -31,12 +36,7 @@ var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with re
 // returns nil after a clean shutdown, ErrForcedShutdown if the timeout cut
 // requests short, or the server's error.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-	}
+	srv := newHTTPServer(s.Handler(), s.cfg.ReadHeaderTimeout)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

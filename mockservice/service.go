@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -70,11 +69,6 @@ func New(cfg config.Config) (*Service, error) {
 		return nil, err
 	}
 	s.queueWait, s.service = newHistograms()
-	observe := func(name string, wait, service time.Duration) {
-		s.queueWait.WithLabelValues(name).Observe(wait.Seconds())
-		s.service.WithLabelValues(name).Observe(service.Seconds())
-	}
-	s.enrichment.observe, s.records.observe = observe, observe
 	if cfg.RequestLogCap > 0 {
 		s.log = NewRequestLog(cfg.RequestLogCap)
 		s.enrichment.SetRequestLog(s.log)
@@ -91,10 +85,12 @@ func New(cfg config.Config) (*Service, error) {
 	return s, nil
 }
 
+// initHistograms creates each station's histograms, so that they are
+// exported before the first request, and hands the station its own
+// observers: no label lookup per request.
 func (s *Service) initHistograms() {
-	for _, n := range api.Stations {
-		s.queueWait.WithLabelValues(n)
-		s.service.WithLabelValues(n)
+	for _, st := range []*Station{s.enrichment, s.records} {
+		st.observers.Store(&observers{wait: s.queueWait.WithLabelValues(st.name), service: s.service.WithLabelValues(st.name)})
 	}
 }
 

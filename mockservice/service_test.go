@@ -296,6 +296,14 @@ func TestAdminProfileResetAndToken(t *testing.T) {
 	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 0 {
 		t.Errorf("service-time histogram count after reset %d, want 0", got)
 	}
+	// The histograms the reset made are the ones requests go into.
+	serviceMs()
+	if got := histogramCount(t, svc, "loadlab_mock_service_seconds", "records"); got != 1 {
+		t.Errorf("service-time histogram count after reset and one write %d, want 1", got)
+	}
+	if got := histogramCount(t, svc, "loadlab_mock_queue_wait_seconds", "records"); got != 1 {
+		t.Errorf("queue-wait histogram count after reset and one write %d, want 1", got)
+	}
 }
 
 // histogramCount reads a histogram's sample count from the registry.

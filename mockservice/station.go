@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -35,12 +38,15 @@ type Result struct {
 // its arrival). A queue wait is therefore never negative; a station that
 // computes one has lost track of time and panics with a message.
 type Station struct {
-	name    string
-	cfg     config.Station
-	scale   float64
-	seed    uint32
-	observe func(name string, queueWait, service time.Duration)
-	log     *RequestLog
+	name  string
+	cfg   config.Station
+	scale float64
+	seed  uint32
+	// observers, when set, observe every served or dropped request's queue
+	// wait and service time (the service's histograms; replaced on reset).
+	observers atomic.Pointer[observers]
+	log       *RequestLog
+	leaveFn   func() // leave, bound once: Open returns it without allocating
 
 	mu        sync.Mutex
 	dist      latency.Distribution
@@ -53,6 +59,8 @@ type Station struct {
 	requests  map[api.Outcome]float64
 	wastedSec float64
 }
+
+type observers struct{ wait, service prometheus.Observer }
 
 type waiter struct {
 	arrived time.Time // when its request reached the station
@@ -74,6 +82,7 @@ func NewStation(name string, cfg config.Station, dist latency.Distribution, seed
 	}
 	s := &Station{name: name, cfg: cfg, scale: scale, seed: seed, dist: dist,
 		src: latency.NewMulberry32(seed), requests: map[api.Outcome]float64{}}
+	s.leaveFn = s.leave
 	return s, nil
 }
 
@@ -104,11 +113,13 @@ func (s *Station) Open() (leave func()) {
 	s.offered++
 	s.hwm.Offered = max(s.hwm.Offered, s.offered)
 	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.offered--
-		s.mu.Unlock()
-	}
+	return s.leaveFn
+}
+
+func (s *Station) leave() {
+	s.mu.Lock()
+	s.offered--
+	s.mu.Unlock()
 }
 
 // startLocked takes a worker for a service starting at start and samples
@@ -183,8 +194,6 @@ admission:
 	if cancelled {
 		handoff = finished
 	}
-	s.release(plannedEnd, handoff)
-
 	out := api.OutcomeServed
 	switch {
 	case cancelled:
@@ -196,10 +205,14 @@ admission:
 	if out != api.OutcomeServed {
 		wasted = service
 	}
-	s.finish(out, wasted)
+	s.mu.Lock() // one lock for both: this runs on every request
+	s.releaseLocked(plannedEnd, handoff)
+	s.finishLocked(out, wasted)
+	s.mu.Unlock()
 	s.log.end(entry, start, finished, out)
-	if s.observe != nil {
-		s.observe(s.name, wait, service)
+	if o := s.observers.Load(); o != nil {
+		o.wait.Observe(wait.Seconds())
+		o.service.Observe(service.Seconds())
 	}
 	return Result{Outcome: out, QueueWait: wait, Planned: planned, Service: service}
 }
@@ -294,6 +307,11 @@ func (s *Station) waitTurn(ctx context.Context, w *waiter, el *list.Element) boo
 func (s *Station) release(plannedEnd, handoff time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.releaseLocked(plannedEnd, handoff)
+}
+
+// releaseLocked is release with s.mu held.
+func (s *Station) releaseLocked(plannedEnd, handoff time.Time) {
 	if s.cfg.TieWindow > 0 {
 		if i := slices.IndexFunc(s.ends, plannedEnd.Equal); i >= 0 {
 			s.ends = slices.Delete(s.ends, i, i+1)
@@ -317,9 +335,15 @@ func (s *Station) release(plannedEnd, handoff time.Time) {
 
 func (s *Station) finish(out api.Outcome, wasted time.Duration) {
 	s.mu.Lock()
+	s.finishLocked(out, wasted)
+	s.mu.Unlock()
+}
+
+// finishLocked counts a request's outcome and wasted worker time; s.mu
+// must be held.
+func (s *Station) finishLocked(out api.Outcome, wasted time.Duration) {
 	s.requests[out]++
 	s.wastedSec += wasted.Seconds()
-	s.mu.Unlock()
 }
 
 // Stats returns a snapshot of the station.
