@@ -2,12 +2,15 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/experiments/models"
@@ -70,3 +73,47 @@ func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 		t.Errorf("fasthttp: late %d after a prompt request", g.late)
 	}
 }
+
+// cutAtRunEnd answers every request as fasthttp does when the run's
+// deadline comes first: with its timeout error, at that deadline, before
+// the run's context has been marked done.
+type cutAtRunEnd struct{ runEnd time.Time }
+
+func (c cutAtRunEnd) do(context.Context, time.Time, string, []byte) (int, time.Time, error) {
+	time.Sleep(time.Until(c.runEnd))
+	return 0, time.Now(), fasthttp.ErrTimeout
+}
+
+func (cutAtRunEnd) gaveUp(err error) bool { return errors.Is(err, fasthttp.ErrTimeout) }
+
+// A request cut short by the end of the run is pending (unfinished), not
+// given up on, even when the client returns before the run's context is
+// done; one whose own deadline passed first was given up on.
+func TestRequestCutByTheRunsEndIsPending(t *testing.T) {
+	sc := models.DefaultAdmissionScenario()
+	g := newGenerator(Config{Target: "http://127.0.0.1:1", Scenario: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
+	g.start = time.Now()
+	runEnd := g.start.Add(50 * time.Millisecond)
+	// A context whose deadline is the run's end but that is never done
+	// before send returns: the race at its sharpest.
+	ctx := deadlineOnly{Context: context.Background(), d: runEnd}
+	req := g.newRequest(0, g.start) // its own deadline: the scenario's timeout, seconds away
+	g.admitted(req)
+	if reply, _ := g.send(ctx, cutAtRunEnd{runEnd}, req); reply != ReplyPending {
+		t.Errorf("cut at the run's end: %s, want %s", reply, ReplyPending)
+	}
+	req = g.newRequest(1, g.start)
+	req.deadline = g.start.Add(10 * time.Millisecond) // its own deadline first
+	g.admitted(req)
+	if reply, _ := g.send(context.Background(), cutAtRunEnd{req.deadline}, req); reply != ReplyGaveUp {
+		t.Errorf("cut at its own deadline: %s, want %s", reply, ReplyGaveUp)
+	}
+}
+
+// deadlineOnly has a deadline but is never done.
+type deadlineOnly struct {
+	context.Context
+	d time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.d, true }

@@ -114,6 +114,18 @@ func body(id string) []byte {
 	return append(b, `","complete":true}`...)
 }
 
+// runEnded reports whether the run is over: its context done, or its
+// deadline reached. A client that cuts a request at the run's deadline
+// (fasthttp does, on its own timer) can return before the context's timer
+// has marked it done; such a request was pending, not given up on.
+func runEnded(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // send makes one request on c and records what the client saw of it. The
 // send lag (late start) is taken when the request has been written.
 func (g *generator) send(runCtx context.Context, c conn, req *request) (Reply, time.Time) {
@@ -121,7 +133,7 @@ func (g *generator) send(runCtx context.Context, c conn, req *request) (Reply, t
 	now := g.clock.Now()
 	reply := ReplyTransport
 	switch {
-	case err != nil && runCtx.Err() != nil && now.Before(req.deadline):
+	case err != nil && runEnded(runCtx) && now.Before(req.deadline):
 		reply = ReplyPending // the run ended first
 	case err != nil && c.gaveUp(err):
 		reply = ReplyGaveUp
