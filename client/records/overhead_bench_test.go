@@ -14,29 +14,36 @@ import (
 )
 
 // BenchmarkCallOverhead measures what a call costs beyond the service time
-// the mock service was configured to take: the real time the call holds its
-// permit (the budget's call duration) minus the configured service time,
-// averaged over a C2 run of healthy records — 32 records in flight, each
-// three enrichment calls of exactly 12 ms and one write of exactly 3 ms
-// (the lab's healthy medians at time scale 0.1), with room for every write
-// so that no call queues. It includes the round trip over loopback, both
-// sides' scheduling and the mock service's timer overshoot. One iteration
-// is one record.
+// the mock service planned for it: the real time the call holds its permit
+// (the budget's call duration) minus the planned service time, averaged
+// over a C2 run of healthy records at time scale 0.1 — 32 records in
+// flight, each three enrichment calls (log-normal, median 12 ms) and one
+// write (3 ms), with room for every write so that no call queues. The
+// planned times are the mock service's own draws: its generators are
+// seeded and reset before the run, and draw in service order, so the sum
+// of the first n draws of each station's distribution is the sum of what
+// it planned for the run's n calls. The overhead includes the round trip
+// over loopback, both sides' scheduling and CPU (client and mock service
+// share this process) and the mock service's timer overshoot. One
+// iteration is one record.
 //
 //	go test -run '^$' -bench CallOverhead -benchtime 2000x -count 6 ./client/records
 //
-// Two knobs help take the overhead apart: OVERHEAD_COARSE=1 makes the mock
-// service end its service times with the runtime's timers instead of its
-// precise ones, and OVERHEAD_STRATEGY=sequential (or bounded:N, or any
-// --strategy value) replaces C2.
+// Knobs to take the overhead apart: OVERHEAD_FIXED=1 makes every enrichment
+// exactly 12 ms (calls then start and end in step, and wait for the CPU
+// together); OVERHEAD_COARSE=1 makes the mock service end its service
+// times with the runtime's timers instead of its precise ones;
+// OVERHEAD_STRATEGY=sequential (or bounded:N, or any --strategy value)
+// replaces C2.
 func BenchmarkCallOverhead(b *testing.B) {
-	const enrich, write = 12 * time.Millisecond, 3 * time.Millisecond
 	cfg := config.Default()
+	cfg.TimeScale = 0.1
 	cfg.Records.Workers, cfg.Records.Queue = 64, 64
-	p := cfg.Profiles[config.ProfileHealthy]
-	p.Enrichment = latency.Spec{Kind: "fixed", Value: enrich}
-	p.Records = latency.Spec{Kind: "fixed", Value: write}
-	cfg.Profiles[config.ProfileHealthy] = p
+	if os.Getenv("OVERHEAD_FIXED") != "" {
+		p := cfg.Profiles[config.ProfileHealthy]
+		p.Enrichment = latency.Spec{Kind: "fixed", Value: 120 * time.Millisecond}
+		cfg.Profiles[config.ProfileHealthy] = p
+	}
 	cfg.RequestLogCap = 0
 	if os.Getenv("OVERHEAD_COARSE") != "" {
 		cfg.Enrichment.PreciseTimers, cfg.Records.PreciseTimers = false, false
@@ -44,7 +51,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	m := startMock(b, cfg)
 	reg := prometheus.NewRegistry()
 	rc := records.DefaultConfig()
-	rc.Target, rc.Records, rc.Registerer, rc.Reset = m.url, b.N, reg, true
+	rc.Target, rc.Records, rc.Registerer, rc.Reset, rc.TimeScale = m.url, b.N, reg, true, cfg.TimeScale
 	strategy := "C2"
 	if s := os.Getenv("OVERHEAD_STRATEGY"); s != "" {
 		strategy = s // to look into the overhead: sequential, bounded:N
@@ -60,8 +67,29 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Fatalf("%d of %d records complete", res.Complete, b.N)
 	}
 	mean := meanCallSeconds(b, reg)
-	b.ReportMetric((mean[records.Enrichment]-enrich.Seconds())*1e6, "µs-over/enrich")
-	b.ReportMetric((mean[records.Records]-write.Seconds())*1e6, "µs-over/write")
+	enrich, write := plannedMeans(b, cfg, 3*b.N, b.N)
+	b.ReportMetric((mean[records.Enrichment]-enrich)*1e6, "µs-over/enrich")
+	b.ReportMetric((mean[records.Records]-write)*1e6, "µs-over/write")
+}
+
+// plannedMeans is the mean service time, in seconds, that a freshly reset
+// mock service with cfg plans for its first nEnrich enrichment calls and
+// first nWrite writes: the same seeded draws, in the same order.
+func plannedMeans(b *testing.B, cfg config.Config, nEnrich, nWrite int) (enrich, write float64) {
+	b.Helper()
+	de, dr, err := cfg.Profiles[cfg.Profile].Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mean := func(d latency.Distribution, seed uint32, n int) float64 {
+		src, sum := latency.NewMulberry32(seed), 0.0
+		for range n {
+			sum += float64(d.Sample(src)) * cfg.TimeScale
+		}
+		return sum / float64(n) / 1e9
+	}
+	// The stations' seeds, as mockservice.New gives them.
+	return mean(de, cfg.Seed, nEnrich), mean(dr, cfg.Seed+1, nWrite)
 }
 
 // meanCallSeconds reads the mean call duration per dependency from the
