@@ -36,10 +36,8 @@ func (s *Service) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"profile": p, "profiles": s.cfg.ProfileNames()})
 	}))
 	mux.Handle("PUT "+api.PathAdminProfile, s.admin(s.handleSetProfile))
-	mux.Handle("POST "+api.PathAdminReset, s.admin(func(w http.ResponseWriter, r *http.Request) {
-		s.Reset()
-		writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
-	}))
+	mux.Handle("POST "+api.PathAdminReset, s.admin(s.handleReset))
+	mux.Handle("GET "+api.PathRecord, s.admin(s.handleRecord))
 	mux.Handle("GET "+api.PathAdminStats, s.admin(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	}))
@@ -156,6 +154,33 @@ func millis(d time.Duration) string {
 	out := strconv.AppendInt(b[:0], int64(us/1000), 10)
 	frac := us % 1000
 	return string(append(out, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10)))
+}
+
+// handleReset resets the service; an optional body {"seed": N} re-seeds
+// the stations with N (the system of record with N+1).
+func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
+	var req api.ResetRequest
+	if r.ContentLength != 0 && !decode(w, r, &req) {
+		return
+	}
+	seed := s.cfg.Seed
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	s.ResetSeed(seed)
+	writeJSON(w, http.StatusOK, map[string]any{"reset": true, "seed": seed})
+}
+
+// handleRecord answers whether the system of record stored a write of the
+// id since the last reset: 200 with the record, or 404.
+func (s *Service) handleRecord(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	complete, ok := s.Stored(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no record "+strconv.Quote(id)+" stored since the last reset")
+		return
+	}
+	writeJSON(w, http.StatusOK, api.StoredRecord{ID: id, Complete: complete})
 }
 
 func (s *Service) handleSetProfile(w http.ResponseWriter, r *http.Request) {

@@ -28,6 +28,12 @@ var (
 		"Longest queue since the last reset.", []string{api.LabelService}, nil)
 	descWasted = prometheus.NewDesc(api.MetricWasted,
 		"Worker time spent on requests whose client had already left.", []string{api.LabelService}, nil)
+	descDraws = prometheus.NewDesc(api.MetricDraws,
+		"Service times drawn from the seeded generator since the last reset.", []string{api.LabelService}, nil)
+	descPlanned = prometheus.NewDesc(api.MetricPlanned,
+		"Sum of the service times drawn since the last reset, in lab seconds (before the time scale).", []string{api.LabelService}, nil)
+	descSeed = prometheus.NewDesc(api.MetricSeed,
+		"Seed of the enrichment station's generator since the last reset; the system of record's is this + 1.", nil, nil)
 	descStored = prometheus.NewDesc(api.MetricStored,
 		"Distinct record ids stored since the last reset.", nil, nil)
 	descDuplicates = prometheus.NewDesc(api.MetricDuplicates,
@@ -44,7 +50,7 @@ type collector struct{ s *Service }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBusy, descWorkers, descQueue, descQueueCap,
-		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descStored, descDuplicates, descProfile, descTimeScale} {
+		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descDraws, descPlanned, descSeed, descStored, descDuplicates, descProfile, descTimeScale} {
 		ch <- d
 	}
 }
@@ -68,7 +74,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descBusyHWM, s.HighWater.Busy)
 		gauge(descQueueHWM, s.HighWater.Queue)
 		ch <- prometheus.MustNewConstMetric(descWasted, prometheus.CounterValue, s.WastedSeconds, name)
+		ch <- prometheus.MustNewConstMetric(descDraws, prometheus.CounterValue, float64(s.Draws), name)
+		ch <- prometheus.MustNewConstMetric(descPlanned, prometheus.CounterValue, s.PlannedLabSeconds, name)
 	}
+	ch <- prometheus.MustNewConstMetric(descSeed, prometheus.GaugeValue, float64(st.Seed))
 	ch <- prometheus.MustNewConstMetric(descStored, prometheus.GaugeValue, float64(st.StoredWrites))
 	ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(st.DuplicateWrites))
 	ch <- prometheus.MustNewConstMetric(descTimeScale, prometheus.GaugeValue, st.TimeScale)

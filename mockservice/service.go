@@ -40,6 +40,7 @@ type Service struct {
 	profile    string
 	stored     map[string]bool // id -> complete
 	duplicates int
+	seed       uint32 // the enrichment station's; the records station's is seed+1
 }
 
 // profile is a config.Profile with its distributions built.
@@ -51,7 +52,7 @@ func New(cfg config.Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mockservice: %w", err)
 	}
-	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, stored: map[string]bool{}}
+	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, stored: map[string]bool{}, seed: cfg.Seed}
 	for name, p := range cfg.Profiles {
 		e, r, err := p.Build()
 		if err != nil { // unreachable after Validate, kept for safety
@@ -127,15 +128,21 @@ func (s *Service) SetProfile(name string) error {
 }
 
 // Reset clears counters, high-water marks, histograms and stored writes, and
-// re-seeds both stations, so the next run starts as the first did. The
-// profile is kept.
-func (s *Service) Reset() {
+// re-seeds both stations with the configured seed, so the next run starts
+// as the first did. The profile is kept.
+func (s *Service) Reset() { s.ResetSeed(s.cfg.Seed) }
+
+// ResetSeed is Reset with another seed: the enrichment station draws from
+// seed, the system of record from seed+1 (distinct, so the two stations do
+// not draw the same sequence).
+func (s *Service) ResetSeed(seed uint32) {
 	s.mu.Lock()
 	s.stored = map[string]bool{}
 	s.duplicates = 0
+	s.seed = seed
 	s.mu.Unlock()
-	s.enrichment.Reset()
-	s.records.Reset()
+	s.enrichment.Reset(seed)
+	s.records.Reset(seed + 1)
 	s.log.Reset()
 	s.queueWait.Reset()
 	s.service.Reset()
@@ -145,10 +152,20 @@ func (s *Service) Reset() {
 // Stats returns a snapshot of the service.
 func (s *Service) Stats() api.Stats {
 	s.mu.Lock()
-	st := api.Stats{Profile: s.profile, TimeScale: s.cfg.TimeScale, StoredWrites: len(s.stored), DuplicateWrites: s.duplicates}
+	st := api.Stats{Profile: s.profile, TimeScale: s.cfg.TimeScale, StoredWrites: len(s.stored),
+		DuplicateWrites: s.duplicates, Seed: s.seed}
 	s.mu.Unlock()
 	st.Stations = map[string]api.StationStats{api.Enrichment: s.enrichment.Stats(), api.Records: s.records.Stats()}
 	return st
+}
+
+// Stored reports whether a write of id was stored since the last reset, and
+// whether it was stored complete.
+func (s *Service) Stored(id string) (complete, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	complete, ok = s.stored[id]
+	return complete, ok
 }
 
 // store records a served write; it reports whether the id was new.

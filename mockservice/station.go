@@ -58,6 +58,11 @@ type Station struct {
 	hwm       api.HighWater
 	requests  map[api.Outcome]float64
 	wastedSec float64
+	// draws and plannedLab: how many service times were drawn since the
+	// last reset, and their sum in lab seconds (before the time scale): the
+	// seeded draws themselves, free of timer noise.
+	draws      int
+	plannedLab float64
 }
 
 type observers struct{ wait, service prometheus.Observer }
@@ -127,7 +132,10 @@ func (s *Station) leave() {
 func (s *Station) startLocked(start time.Time) time.Duration {
 	s.busy++
 	s.hwm.Busy = max(s.hwm.Busy, s.busy)
-	planned := time.Duration(float64(s.dist.Sample(s.src)) * s.scale)
+	draw := s.dist.Sample(s.src)
+	s.draws++
+	s.plannedLab += draw.Seconds()
+	planned := time.Duration(float64(draw) * s.scale)
 	if s.cfg.TieWindow > 0 { // planned ends matter only to the tie window
 		s.ends = append(s.ends, start.Add(planned))
 	}
@@ -358,17 +366,20 @@ func (s *Station) Stats() api.StationStats {
 		Workers: s.cfg.Workers, QueueCapacity: s.cfg.Queue,
 		Busy: s.busy, QueueLength: s.queue.Len(), Offered: s.offered,
 		HighWater: s.hwm, Requests: req, WastedSeconds: s.wastedSec,
+		Draws: s.draws, PlannedLabSeconds: s.plannedLab,
 	}
 }
 
-// Reset zeroes the counters, re-seeds the generator, and sets every
-// high-water mark to its current value. Requests in progress are unaffected
-// and are counted when they end.
-func (s *Station) Reset() {
+// Reset zeroes the counters, re-seeds the generator with seed, and sets
+// every high-water mark to its current value. Requests in progress are
+// unaffected and are counted when they end.
+func (s *Station) Reset(seed uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = map[api.Outcome]float64{}
 	s.wastedSec = 0
-	s.src = latency.NewMulberry32(s.seed)
+	s.draws, s.plannedLab = 0, 0
+	s.seed = seed
+	s.src = latency.NewMulberry32(seed)
 	s.hwm = api.HighWater{Offered: s.offered, Busy: s.busy, Queue: s.queue.Len()}
 }

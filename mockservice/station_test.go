@@ -2,6 +2,8 @@ package mockservice_test
 
 import (
 	"context"
+	"math"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -191,7 +193,8 @@ func TestStationRequestLog(t *testing.T) {
 }
 
 // Reset zeroes the counters and re-seeds the service times: the draws after
-// a reset are the first run's again.
+// a reset with the same seed are the first run's again, with another seed
+// others; the station counts its draws and their sum in lab seconds.
 func TestStationResetReseeds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, err := mockservice.NewStation(api.Enrichment, config.Station{Workers: 1, Queue: config.UnboundedQueue, RejectStatus: 503},
@@ -206,9 +209,16 @@ func TestStationResetReseeds(t *testing.T) {
 			return out
 		}
 		a := draw()
-		s.Reset()
-		if st := s.Stats(); st.Requests[api.OutcomeServed] != 0 {
-			t.Errorf("after reset: %v", st.Requests)
+		var sum time.Duration
+		for _, d := range a {
+			sum += d
+		}
+		if st := s.Stats(); st.Draws != 5 || math.Abs(st.PlannedLabSeconds-sum.Seconds()) > 1e-9 {
+			t.Errorf("draws %d planned %v s, want 5 and %v s", st.Draws, st.PlannedLabSeconds, sum.Seconds())
+		}
+		s.Reset(7)
+		if st := s.Stats(); st.Requests[api.OutcomeServed] != 0 || st.Draws != 0 || st.PlannedLabSeconds != 0 {
+			t.Errorf("after reset: %+v", st)
 		}
 		b := draw()
 		for i := range a {
@@ -218,6 +228,10 @@ func TestStationResetReseeds(t *testing.T) {
 		}
 		if a[0] == a[1] {
 			t.Errorf("draws %v do not vary", a)
+		}
+		s.Reset(8)
+		if c := draw(); slices.Equal(a, c) {
+			t.Errorf("seed 8 draws %v, the same as seed 7", c)
 		}
 	})
 }

@@ -91,3 +91,89 @@ func TestConcurrentWritesOfOneIDAreStoredOnce(t *testing.T) {
 		t.Errorf("at most %d writes in service at once; want all %d", busy, n)
 	}
 }
+
+// GET /records/{id} answers whether the system of record stored a write:
+// 200 with the record, 404 when absent or written before the last reset;
+// with a token configured it is an admin route.
+func TestRecordLookup(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.01
+	cfg.AdminToken = "s3cret"
+	url, _ := startService(t, cfg)
+	c := &http.Client{Timeout: 5 * time.Second}
+	if r := post(c, url+"/records", `{"id":"a/b 1","complete":false}`); r.status != http.StatusCreated {
+		t.Fatalf("write: %d", r.status)
+	}
+	if code, _ := do(t, "GET", url+"/records/a%2Fb%201", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("lookup without the token: %d, want 401", code)
+	}
+	mock := api.Client{BaseURL: url, Token: "s3cret"}
+	ctx := context.Background()
+	rec, ok, err := mock.Record(ctx, "a/b 1")
+	if err != nil || !ok || rec != (api.StoredRecord{ID: "a/b 1", Complete: false}) {
+		t.Errorf("stored record: %+v %v %v", rec, ok, err)
+	}
+	if _, ok, err := mock.Record(ctx, "never"); err != nil || ok {
+		t.Errorf("absent record: found %v, err %v; want 404", ok, err)
+	}
+	if err := mock.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := mock.Record(ctx, "a/b 1"); err != nil || ok {
+		t.Errorf("record after reset: found %v, err %v; want 404", ok, err)
+	}
+}
+
+// POST /admin/reset with {"seed": N} re-seeds both stations (records with
+// N+1): the same seed draws the same service times, another seed others;
+// the scrape carries the seed, the draws and their sum.
+func TestResetWithSeed(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.01
+	url, _ := startService(t, cfg)
+	mock := api.Client{BaseURL: url}
+	ctx := context.Background()
+	c := &http.Client{Timeout: 5 * time.Second}
+	drawn := func(seed uint32) api.Stats {
+		t.Helper()
+		if err := mock.ResetSeed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			post(c, url+"/enrich", fmt.Sprintf(`{"record_id":"r%d","step":1}`, i))
+			post(c, url+"/records", writeBody(fmt.Sprint(i)))
+		}
+		st, err := mock.Scrape(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b, other := drawn(41), drawn(41), drawn(42)
+	for _, name := range api.Stations {
+		sa, sb, so := a.Stations[name], b.Stations[name], other.Stations[name]
+		if sa.Draws != 5 || sb.Draws != 5 || so.Draws != 5 {
+			t.Fatalf("%s: draws %d %d %d, want 5 each", name, sa.Draws, sb.Draws, so.Draws)
+		}
+		if sa.PlannedLabSeconds != sb.PlannedLabSeconds {
+			t.Errorf("%s: seed 41 drew %v s then %v s", name, sa.PlannedLabSeconds, sb.PlannedLabSeconds)
+		}
+		// The healthy system of record's service time is fixed; the
+		// enrichment API's is log-normal.
+		if name == api.Enrichment && sa.PlannedLabSeconds == so.PlannedLabSeconds {
+			t.Errorf("%s: seeds 41 and 42 both drew %v s", name, sa.PlannedLabSeconds)
+		}
+	}
+	if a.Seed != 41 || other.Seed != 42 {
+		t.Errorf("scraped seeds %d, %d; want 41, 42", a.Seed, other.Seed)
+	}
+	if err := mock.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := mock.Stats(ctx); st.Seed != cfg.Seed {
+		t.Errorf("seed after a reset without one: %d, want the configured %d", st.Seed, cfg.Seed)
+	}
+	if code, body := do(t, "POST", url+"/admin/reset", "", `{"seed":-1}`); code != http.StatusBadRequest {
+		t.Errorf("negative seed: %d %s, want 400", code, body)
+	}
+}

@@ -15,8 +15,9 @@ import (
 
 // Routes of the mock service.
 const (
-	PathEnrich        = "/enrich"  // POST EnrichRequest: the enrichment API
-	PathRecords       = "/records" // POST WriteRequest: the system of record
+	PathEnrich        = "/enrich"       // POST EnrichRequest: the enrichment API
+	PathRecords       = "/records"      // POST WriteRequest: the system of record
+	PathRecord        = "/records/{id}" // GET: 200 StoredRecord, 404 when absent (admin rules)
 	PathHealthz       = "/healthz"
 	PathMetrics       = "/metrics"
 	PathAdminProfile  = "/admin/profile"  // GET, or PUT ProfileRequest
@@ -117,6 +118,19 @@ type Health struct {
 	Service   string  `json:"service"` // ServiceName
 	Version   string  `json:"version"`
 	TimeScale float64 `json:"time_scale"`
+}
+
+// ResetRequest is the optional body of POST /admin/reset. Without a seed the
+// stations are re-seeded with the configured one.
+type ResetRequest struct {
+	Seed *uint32 `json:"seed,omitempty"`
+}
+
+// StoredRecord is the JSON of GET /records/{id}: a write the system of
+// record stored since the last reset.
+type StoredRecord struct {
+	ID       string `json:"id"`
+	Complete bool   `json:"complete"`
 }
 
 // ProfileRequest is the body of PUT /admin/profile.

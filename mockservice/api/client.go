@@ -165,6 +165,37 @@ func (c Client) Reset(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, PathAdminReset, nil, nil)
 }
 
+// ResetSeed is Reset that also re-seeds the stations: the enrichment
+// station with seed, the system of record with seed+1.
+func (c Client) ResetSeed(ctx context.Context, seed uint32) error {
+	return c.do(ctx, http.MethodPost, PathAdminReset, ResetRequest{Seed: &seed}, nil)
+}
+
+// Record asks the system of record whether it stored a write of id since
+// the last reset: the record and true, or false when it answers 404.
+func (c Client) Record(ctx context.Context, id string) (StoredRecord, bool, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	resp, err := c.send(ctx, http.MethodGet, PathRecords+"/"+url.PathEscape(id), nil)
+	if err != nil {
+		return StoredRecord{}, false, err
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, maxAnswerBytes)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var rec StoredRecord
+		if err := json.NewDecoder(body).Decode(&rec); err != nil {
+			return StoredRecord{}, false, fmt.Errorf("mock %s: decode: %w", PathRecords, err)
+		}
+		return rec, true, nil
+	case http.StatusNotFound:
+		return StoredRecord{}, false, nil
+	}
+	msg, _ := io.ReadAll(io.LimitReader(body, 4096))
+	return StoredRecord{}, false, fmt.Errorf("mock %s/%s: %s: %s", PathRecords, id, resp.Status, strings.TrimSpace(string(msg)))
+}
+
 // SetProfile switches the service's latency profile.
 func (c Client) SetProfile(ctx context.Context, profile string) error {
 	return c.do(ctx, http.MethodPut, PathAdminProfile, ProfileRequest{Profile: profile}, nil)

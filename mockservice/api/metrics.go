@@ -28,6 +28,9 @@ const (
 	MetricTimeScale          = "loadlab_mock_time_scale"
 	MetricQueueWaitHistogram = "loadlab_mock_queue_wait_seconds"
 	MetricServiceHistogram   = "loadlab_mock_service_seconds"
+	MetricDraws              = "loadlab_mock_service_draws_total"
+	MetricPlanned            = "loadlab_mock_planned_service_lab_seconds_total"
+	MetricSeed               = "loadlab_mock_seed"
 
 	LabelService = "service"
 	LabelOutcome = "outcome"
@@ -87,6 +90,13 @@ func ParseMetrics(r io.Reader) (Stats, error) {
 	each(MetricWasted, func(m *dto.Metric, v float64) {
 		station(m, func(s *StationStats) { s.WastedSeconds = v })
 	})
+	each(MetricDraws, func(m *dto.Metric, v float64) {
+		station(m, func(s *StationStats) { s.Draws = int(v) })
+	})
+	each(MetricPlanned, func(m *dto.Metric, v float64) {
+		station(m, func(s *StationStats) { s.PlannedLabSeconds = v })
+	})
+	each(MetricSeed, func(_ *dto.Metric, v float64) { st.Seed = uint32(v) })
 	each(MetricStored, func(_ *dto.Metric, v float64) { st.StoredWrites = int(v) })
 	each(MetricDuplicates, func(_ *dto.Metric, v float64) { st.DuplicateWrites = int(v) })
 	each(MetricTimeScale, func(_ *dto.Metric, v float64) { st.TimeScale = v })

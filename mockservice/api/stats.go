@@ -5,11 +5,14 @@ import "time"
 // Stats is the JSON of GET /admin/stats, and what Client.Scrape rebuilds
 // from /metrics.
 type Stats struct {
-	Profile         string                  `json:"profile"`
-	TimeScale       float64                 `json:"time_scale"`
-	StoredWrites    int                     `json:"stored_writes"`
-	DuplicateWrites int                     `json:"duplicate_writes"`
-	Stations        map[string]StationStats `json:"stations"`
+	Profile         string  `json:"profile"`
+	TimeScale       float64 `json:"time_scale"`
+	StoredWrites    int     `json:"stored_writes"`
+	DuplicateWrites int     `json:"duplicate_writes"`
+	// Seed is the enrichment station's seed since the last reset; the
+	// system of record draws from Seed+1.
+	Seed     uint32                  `json:"seed"`
+	Stations map[string]StationStats `json:"stations"`
 }
 
 // StationStats is a consistent snapshot of a station's counters and gauges.
@@ -23,6 +26,11 @@ type StationStats struct {
 	HighWater     HighWater           `json:"high_water"`
 	Requests      map[Outcome]float64 `json:"requests"`
 	WastedSeconds float64             `json:"wasted_worker_seconds"`
+	// Draws is how many service times the station drew since the last
+	// reset, PlannedLabSeconds their sum in lab seconds (before the time
+	// scale): the seeded draws themselves, free of timer noise.
+	Draws             int     `json:"draws"`
+	PlannedLabSeconds float64 `json:"planned_lab_seconds"`
 }
 
 // HighWater holds the largest values seen since the last reset.
