@@ -19,6 +19,11 @@ type runner struct {
 	cfg            Config
 	http           *http.Client
 	enrich, writes *budgets.Budget
+	// What the client can reconcile with the server: calls whose request
+	// was written to the wire, per route, and writes answered 201 (stored
+	// new) and 200 (a duplicate).
+	sentEnrich, sentWrites atomic.Int64
+	created, duplicate     atomic.Int64
 }
 
 // buildBudgets returns the budgets for enrichment and writes. A shared
@@ -62,6 +67,12 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 	}
 	body, _ := json.Marshal(api.WriteRequest{ID: id, Complete: &complete})
 	res := r.writes.Do(ctx, Records, r.post(api.PathRecords, body))
+	switch res.Status {
+	case http.StatusCreated:
+		r.created.Add(1)
+	case http.StatusOK:
+		r.duplicate.Add(1)
+	}
 	switch {
 	case res.Class == budgets.OK && complete:
 		return Complete, id
@@ -86,8 +97,17 @@ var errNotSent = errors.New("request not sent")
 func (r *runner) post(path string, body []byte) budgets.Call {
 	return func(ctx context.Context) (int, error) {
 		var wrote atomic.Bool
+		sent := &r.sentEnrich
+		if path == api.PathRecords {
+			sent = &r.sentWrites
+		}
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+			WroteRequest: func(i httptrace.WroteRequestInfo) {
+				wrote.Store(true)
+				if i.Err == nil { // written in full: the server can count it
+					sent.Add(1)
+				}
+			},
 		})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.Target+path, bytes.NewReader(body))
 		if err != nil {

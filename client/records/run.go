@@ -186,11 +186,17 @@ type Result struct {
 	RecordsInFlight         int                              `json:"records_in_flight"`
 	PeakRecordsInFlight     int                              `json:"peak_records_in_flight"`
 	Calls                   map[string]map[budgets.Class]int `json:"calls"`
-	PermitTimeouts          int                              `json:"permit_timeouts"`
-	RateTimeouts            int                              `json:"rate_timeouts"`
-	CallTimeouts            int                              `json:"call_timeouts"`
-	Errors                  int                              `json:"errors"`
-	TimeScale               float64                          `json:"time_scale"`
+	// What reconciles with the server's count: calls whose request was
+	// written in full, per dependency, and writes answered 201 (stored new)
+	// and 200 (duplicate).
+	CallsSent       map[string]int `json:"calls_sent"`
+	WritesCreated   int            `json:"writes_created"`
+	WritesDuplicate int            `json:"writes_duplicate"`
+	PermitTimeouts  int            `json:"permit_timeouts"`
+	RateTimeouts    int            `json:"rate_timeouts"`
+	CallTimeouts    int            `json:"call_timeouts"`
+	Errors          int            `json:"errors"`
+	TimeScale       float64        `json:"time_scale"`
 	// ServerIdentified: the target identified itself as a loadlab mock
 	// service, so its metrics were read; when false, every figure is the
 	// client's own and no request but the records' calls was sent.
@@ -315,6 +321,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Errors += st.Calls[budgets.Error]
 	}
 	res.WriteRejections = res.Calls[Records][budgets.Rejected]
+	res.CallsSent = map[string]int{Enrichment: int(r.sentEnrich.Load()), Records: int(r.sentWrites.Load())}
+	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
 	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
 	// The server's own view, only from a loadlab mock service.

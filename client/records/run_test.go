@@ -118,6 +118,20 @@ func TestSlowWriteC4ProtectsTheSystemOfRecord(t *testing.T) {
 	if c2.PeakConcurrentWrite == nil || *c2.PeakConcurrentWrite <= 12 {
 		t.Errorf("C2: server saw %v concurrent writes, want > 12", show(c2.PeakConcurrentWrite))
 	}
+	// What the client saw reconciles with what the server counted: 201s
+	// with new stored writes, writes sent with the writes the station saw.
+	st := c2.Server
+	var writesSeen float64
+	for _, v := range st.Stations[api.Records].Requests {
+		writesSeen += v
+	}
+	if c2.WritesCreated != st.StoredWrites || c2.WritesDuplicate != st.DuplicateWrites || c2.WritesCreated != c2.Complete+c2.Incomplete {
+		t.Errorf("C2: client saw %d × 201 and %d × 200, server stored %d with %d duplicates; %d records accepted",
+			c2.WritesCreated, c2.WritesDuplicate, st.StoredWrites, st.DuplicateWrites, c2.Complete+c2.Incomplete)
+	}
+	if float64(c2.CallsSent[records.Records]) != writesSeen || c2.CallsSent[records.Records] != 200 {
+		t.Errorf("C2: client sent %d writes, server saw %v; want 200", c2.CallsSent[records.Records], writesSeen)
+	}
 	t.Logf("C4 %.1f accepted/s, C2 %.1f accepted/s (%d rejections, peak %d writes)",
 		c4.AcceptedPerLabSecond, c2.AcceptedPerLabSecond, c2.WriteRejections, *c2.PeakConcurrentWrite)
 }
@@ -167,8 +181,8 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if served != float64(made) {
-		t.Errorf("server counted %v enrichment requests, client made %d", served, made)
+	if served != float64(made) || res.CallsSent[records.Enrichment] != made {
+		t.Errorf("server counted %v enrichment requests, client made %d and counts %d sent", served, made, res.CallsSent[records.Enrichment])
 	}
 	if after := m.stats(t).Stations[api.Enrichment].Requests[api.OutcomeServedAfterClientLeft]; after != float64(enrich[budgets.CallTimeout]) {
 		t.Errorf("server served %v after the client left, client timed out %d", after, enrich[budgets.CallTimeout])
