@@ -148,8 +148,8 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 				}
 				cell := Cell{Strategy: st, Scenario: config.ProfileHealthy, CPU: cal.CPU}
 				rec := r.runAt(ctx, mocks[scale], scale, mockCfg, cell, run)
-				if rec.Failed != "" {
-					failed[st] = append(failed[st], fmt.Sprintf("run %d at time scale %g: %s", run, scale, rec.Failed))
+				if !rec.Valid() {
+					failed[st] = append(failed[st], fmt.Sprintf("run %d at time scale %g: %s: %s", run, scale, rec.Status, rec.Reason))
 					continue
 				}
 				vals[st][scale] = append(vals[st][scale], rec.Metrics["accepted_per_second"])
@@ -167,8 +167,17 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 	return cal
 }
 
-// Rejudge decides the verdicts of stored results again from their raw runs,
-// as the runner did, the calibration's gate included.
-func Rejudge(r *Results) []Verdict {
-	return gate(Judge(r.Hypotheses, r.Runs), r.Calibration)
+// judgeAll decides the verdicts of results from their runs, as the runner
+// does: judged, gated by the calibration, labelled exploratory when the
+// design is not the preregistered one.
+func judgeAll(r *Results) []Verdict {
+	rules := RulesRangeV1
+	if len(r.Hypotheses) > 0 {
+		rules = r.Hypotheses[0].Rules
+	}
+	return label(gate(Judge(r.Hypotheses, r.Runs, r.Experiment.Runs), r.Calibration), Exploratory(r.Lock, r.Experiment, rules))
 }
+
+// Rejudge decides the verdicts of stored results again from their stored
+// runs' metrics.
+func Rejudge(r *Results) []Verdict { return judgeAll(r) }

@@ -95,7 +95,7 @@ func figures(r *Results) ([]figure, error) {
 	}
 	for _, st := range sp.Strategies {
 		for _, rec := range r.Runs {
-			if rec.Cell == (Cell{st, scenario, first}) && rec.Failed == "" && rec.Client != nil && len(rec.Client.Timeline) > 0 {
+			if rec.Cell == (Cell{st, scenario, first}) && rec.Valid() && rec.Client != nil && len(rec.Client.Timeline) > 0 {
 				p, err := timeline(rec)
 				if err := add("", p, timelineHeight, err); err != nil {
 					return nil, err

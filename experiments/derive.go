@@ -55,11 +55,11 @@ func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config) []CellSummary
 			if cs.Mechanism == "" {
 				cs.Mechanism = r.Mechanism
 			}
-			if r.Failed != "" {
-				cs.Failed++
-				cs.Failures = append(cs.Failures, fmt.Sprintf("run %d: %s", r.Run, r.Failed))
+			if !r.Valid() {
+				cs.Excluded = append(cs.Excluded, fmt.Sprintf("run %d: %s: %s", r.Run, r.Status, r.Reason))
 				continue
 			}
+			cs.Valid++
 			for k, v := range r.Metrics {
 				byMetric[k] = append(byMetric[k], v)
 			}

@@ -60,7 +60,7 @@ func TestSummarize(t *testing.T) {
 func runs(c Cell, metric string, vals ...float64) []RunRecord {
 	var out []RunRecord
 	for i, v := range vals {
-		out = append(out, RunRecord{Cell: c, Run: i + 1, Mechanism: "cgroup v1 x", Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
+		out = append(out, RunRecord{Cell: c, Run: i + 1, Status: RunValid, Mechanism: "cgroup v1 x", Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
 	}
 	return out
 }
@@ -70,7 +70,7 @@ func TestJudgeOnFixedInputs(t *testing.T) {
 	b := Cell{"C3", "slow-write", "cpus-1"}
 	all := append(runs(a, "accepted_per_second", 35, 36, 34), runs(b, "accepted_per_second", 30, 31, 32)...)
 	all = append(all, runs(Cell{"C2", "slow-write", "cpus-1"}, "accepted_per_second", 10, 40)...)
-	all = append(all, RunRecord{Cell: a, Run: 4, Failed: "client crashed"}) // ignored
+	all = append(all, RunRecord{Cell: a, Run: 4, Status: RunFailed, Reason: "client crashed"}) // ignored
 	hs := []Hypothesis{
 		{ID: "ratio", Metric: "accepted_per_second", Cell: &a, Versus: &b, Compare: "ratio", Op: ">=", Threshold: Threshold{Value: 1}},
 		{ID: "refuted", Metric: "accepted_per_second", Cell: &a, Op: "<", Threshold: Threshold{Value: 20}},
@@ -81,12 +81,12 @@ func TestJudgeOnFixedInputs(t *testing.T) {
 	}
 	want := map[string]string{"ratio": Supported, "refuted": Refuted, "straddle": Inconclusive, "minus": Supported,
 		"mechanism": Inconclusive, "missing": Inconclusive}
-	for _, v := range Judge(hs, all) {
+	for _, v := range Judge(hs, all, 3) {
 		if v.Verdict != want[v.ID] {
 			t.Errorf("%s: %s (%+v), want %s", v.ID, v.Verdict, v.Cells, want[v.ID])
 		}
 	}
-	v := Judge(hs[:1], all)[0].Cells[0]
+	v := Judge(hs[:1], all, 3)[0].Cells[0]
 	if v.Min != 34.0/32 || v.Max != 36.0/30 || v.Runs != 3 {
 		t.Errorf("ratio range [%v, %v] over %d runs; want [34/32, 36/30] over 3", v.Min, v.Max, v.Runs)
 	}
@@ -103,7 +103,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 const tinySpec = `name: tiny
 records: 30
-runs: 2
+runs: 3
 time_scale: 0.05
 call_timeout: 2s
 permit_timeout: 10s
@@ -138,7 +138,8 @@ func TestSpecErrorsNameFileLineAndField(t *testing.T) {
 	}{
 		{"unknown strategy", strings.Replace(tinySpec, "[C2, C4]", "[C2, C9]", 1), "spec.yaml:8: strategies[1]: unknown strategy"},
 		{"unknown scenario", strings.Replace(tinySpec, "[slow-write]", "[slow-disk]", 1), "spec.yaml:9: scenarios[0]"},
-		{"zero runs", strings.Replace(tinySpec, "runs: 2", "runs: 0", 1), "spec.yaml:3: runs:"},
+		{"zero runs", strings.Replace(tinySpec, "runs: 3", "runs: 0", 1), "spec.yaml:3: runs:"},
+		{"two runs", strings.Replace(tinySpec, "runs: 3", "runs: 2", 1), "spec.yaml:3: runs: 2 must be in [3, 1000] (a range over fewer runs is not a range)"},
 		{"unknown key", tinySpec + "colour: red\n", "line 12: field colour not found"},
 		{"malformed", "name: [\n", "spec.yaml"},
 		{"cpu without limit", strings.Replace(tinySpec, "cpus: 1}", "}", 1), "cpus[0]"},
@@ -187,12 +188,16 @@ func TestLockRefusesAnEditedFile(t *testing.T) {
 	if _, err := CheckLock(h); !errors.Is(err, ErrLockMismatch) {
 		t.Errorf("no lock yet: got %v, want ErrLockMismatch", err)
 	}
-	l, err := Preregister(h, time.Now())
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := CheckLock(h); err != nil || got.SHA256 != l.SHA256 {
-		t.Fatalf("unchanged file: %v", err)
+	l, err := Preregister(h, spec, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := CheckLock(h); err != nil || got.SHA256 != l.SHA256 || got.Design == nil || got.Design.Runs != 3 || len(got.Design.Cells) != 2 {
+		t.Fatalf("unchanged file: %+v %v; want the design of 3 runs of 2 cells locked", got, err)
 	}
 	writeFile(t, dir, "h.yaml", strings.Replace(tinyHypotheses, "threshold: 6", "threshold: 7", 1))
 	if _, err := CheckLock(h); !errors.Is(err, ErrLockMismatch) {
@@ -203,15 +208,32 @@ func TestLockRefusesAnEditedFile(t *testing.T) {
 // The committed experiment and hypotheses load, and the hypotheses still
 // match their preregistration lock.
 func TestCommittedFilesAreValidAndLocked(t *testing.T) {
-	spec, err := LoadSpec("replication.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadHypotheses("hypotheses.yaml", spec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CheckLock("hypotheses.yaml"); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ spec, hyp, rules string }{
+		{"replication.yaml", "hypotheses.yaml", RulesRangeV1},
+		{"replication.yaml", "hypotheses-v2.yaml", RulesPairedV2},
+		{"container.yaml", "container-hypotheses.yaml", RulesRangeV1},
+		{"container.yaml", "container-hypotheses-v2.yaml", RulesPairedV2},
+	} {
+		spec, err := LoadSpec(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := LoadHypotheses(c.hyp, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hs[0].Rules != c.rules {
+			t.Errorf("%s: rules %q, want %q", c.hyp, hs[0].Rules, c.rules)
+		}
+		l, err := CheckLock(c.hyp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The paired-v2 hypotheses are locked with the committed design:
+		// a full run of the committed file is not exploratory.
+		if why := Exploratory(l, spec, c.rules); why != "" {
+			t.Errorf("%s with %s: %s", c.hyp, c.spec, why)
+		}
 	}
 }
 
@@ -235,13 +257,15 @@ func TestRunnerMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewRunnerMetrics(reg)
 	c := Cell{"C4", "slow-write", "cpus-1"}
-	m.observe(RunRecord{Cell: c, Metrics: map[string]float64{"accepted_per_second": 35, "write_rejections": 0}})
-	m.observe(RunRecord{Cell: c, Failed: "crashed"})
+	m.observe(RunRecord{Cell: c, Status: RunValid, Metrics: map[string]float64{"accepted_per_second": 35, "write_rejections": 0}})
+	m.observe(RunRecord{Cell: c, Status: RunFailed, Reason: "crashed"})
+	m.observe(RunRecord{Cell: c, Status: RunInvalid, Reason: "201 not stored", Metrics: map[string]float64{"accepted_per_second": 99}})
 	want := `
-# HELP loadlab_experiment_runs_total Client runs finished, by cell and status (ok or failed).
+# HELP loadlab_experiment_runs_total Client runs finished, by cell and status (valid, failed, contaminated or invalid).
 # TYPE loadlab_experiment_runs_total counter
 loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="failed",strategy="C4"} 1
-loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="ok",strategy="C4"} 1
+loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="invalid",strategy="C4"} 1
+loadlab_experiment_runs_total{cpu="cpus-1",scenario="slow-write",status="valid",strategy="C4"} 1
 # HELP loadlab_experiment_last_accepted_per_lab_second Accepted records per lab second of the cell's last run.
 # TYPE loadlab_experiment_last_accepted_per_lab_second gauge
 loadlab_experiment_last_accepted_per_lab_second{cpu="cpus-1",scenario="slow-write",strategy="C4"} 35
@@ -254,4 +278,77 @@ loadlab_experiment_last_accepted_per_lab_second{cpu="cpus-1",scenario="slow-writ
 	}
 	var none *RunnerMetrics
 	none.observe(RunRecord{Cell: c}) // a nil RunnerMetrics records nothing
+}
+
+// Under paired-v2 a comparison is judged on the ratios of runs with the
+// same number, where the first rules took [min(A)/max(B), max(A)/min(B)];
+// a cell short of valid runs is inconclusive; the bootstrap interval is
+// the same on every call and holds the median.
+func TestJudgePaired(t *testing.T) {
+	a := Cell{"C4", "slow-write", "cpus-1"}
+	b := Cell{"C3", "slow-write", "cpus-1"}
+	// Run by run A is 1–3% above B, but B's runs vary more than that.
+	all := append(runs(a, "accepted_per_second", 35.7, 36.9, 34.5, 36.2, 35.3), runs(b, "accepted_per_second", 35.0, 36.5, 34.0, 35.5, 34.6)...)
+	h := Hypothesis{ID: "H10", Metric: "accepted_per_second", Cell: &a, Versus: &b, Compare: "ratio", Op: ">=", Threshold: Threshold{Value: 1}}
+	v1 := Judge([]Hypothesis{h}, all, 5)[0]
+	h.Rules = RulesPairedV2
+	v2 := Judge([]Hypothesis{h}, all, 5)[0]
+	if v1.Verdict != Inconclusive || v2.Verdict != Supported {
+		t.Errorf("range rules %s %+v, paired %s %+v; want inconclusive, supported", v1.Verdict, v1.Cells[0], v2.Verdict, v2.Cells[0])
+	}
+	c := v2.Cells[0]
+	ratio := func(x, y float64) float64 { return x / y } // in float64, as the judge divides
+	if c.Min != ratio(36.9, 36.5) || c.Max != ratio(35.3, 34.6) || c.Runs != 5 || v2.ValidRuns["C4/slow-write/cpus-1"] != 5 || v2.ValidRuns["C3/slow-write/cpus-1"] != 5 {
+		t.Errorf("paired ratios [%v, %v] over %d, valid runs %v; want [36.9/36.5, 35.3/34.6] over 5", c.Min, c.Max, c.Runs, v2.ValidRuns)
+	}
+	if bs := c.Bootstrap; bs == nil || !(bs.Lo <= c.Median && c.Median <= bs.Hi) || bs.Lo < c.Min || bs.Hi > c.Max ||
+		*Judge([]Hypothesis{h}, all, 5)[0].Cells[0].Bootstrap != *bs {
+		t.Errorf("bootstrap %+v around median %v in [%v, %v]: want a repeatable interval holding the median", bs, c.Median, c.Min, c.Max)
+	}
+	// Run 4 of B invalid: 4 of 5 valid runs.
+	for i := range all {
+		if all[i].Cell == b && all[i].Run == 4 {
+			all[i].Status, all[i].Reason = RunInvalid, "201 not stored"
+		}
+	}
+	v := Judge([]Hypothesis{h}, all, 5)[0]
+	if v.Verdict != Inconclusive || v.Note != "insufficient runs (4 of 5) in C3/slow-write/cpus-1" || v.ValidRuns["C3/slow-write/cpus-1"] != 4 {
+		t.Errorf("one invalid run: %s %q %v", v.Verdict, v.Note, v.ValidRuns)
+	}
+}
+
+// A run of another design than the locked one is exploratory, says how,
+// and its verdicts are not counted as findings.
+func TestExploratoryDesign(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DesignOf(spec)
+	lock := Lock{Design: &d}
+	if why := Exploratory(lock, spec, RulesPairedV2); why != "" {
+		t.Errorf("the locked design: %q", why)
+	}
+	other := spec
+	other.Runs, other.Records, other.Strategies = 4, 50, []string{"C4"}
+	why := Exploratory(lock, other, RulesPairedV2)
+	want := "not the preregistered design: runs 4, locked 3; records 50, locked 30; 1 cells, locked 2 (missing: C2/slow-write/cpus-1)"
+	if why != want {
+		t.Errorf("got %q\nwant %q", why, want)
+	}
+	if Exploratory(Lock{}, other, RulesRangeV1) != "" || !strings.Contains(Exploratory(Lock{}, spec, RulesPairedV2), "the lock records none") {
+		t.Error("first rules: never exploratory; paired-v2 without a locked design: exploratory")
+	}
+	res := &Results{Experiment: other, Verdicts: label([]Verdict{{ID: "T1", Verdict: Refuted}}, why)}
+	var md strings.Builder
+	WriteMarkdown(&md, res)
+	for _, s := range []string{"**Exploratory: " + why, "exploratory: **refuted**", "No findings: every verdict is exploratory"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "0 supported, 1 refuted") && !strings.Contains(md.String(), "none of them a result") {
+		t.Error("an exploratory refutation is counted as a finding")
+	}
 }

@@ -81,6 +81,9 @@ type Hypothesis struct {
 	RequiresMechanism string    `yaml:"requires_mechanism,omitempty" json:"requires_mechanism,omitempty"`
 	Op                string    `yaml:"op" json:"op"`
 	Threshold         Threshold `yaml:"threshold" json:"threshold"`
+	// Rules are the judging rules of the file the hypothesis came from
+	// (RulesRangeV1 or RulesPairedV2).
+	Rules string `yaml:"-" json:"rules,omitempty"`
 }
 
 // AllCells returns the cells the hypothesis is judged in.
@@ -92,6 +95,8 @@ func (h Hypothesis) AllCells() []Cell {
 }
 
 type hypothesesFile struct {
+	// Rules: empty for the first rules (min–max ranges), or "paired-v2".
+	Rules      string       `yaml:"rules"`
 	Hypotheses []Hypothesis `yaml:"hypotheses"`
 }
 
@@ -107,6 +112,10 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 	}
 	if len(f.Hypotheses) == 0 {
 		return nil, &FileError{File: path, Field: "hypotheses", Err: errors.New("none found")}
+	}
+	if f.Rules != RulesRangeV1 && f.Rules != RulesPairedV2 {
+		return nil, &FileError{File: path, Line: lineOf(root, "rules"), Field: "rules",
+			Err: fmt.Errorf("%q is not %q (or absent, for the first rules)", f.Rules, RulesPairedV2)}
 	}
 	cells := spec.Cells()
 	ids := map[string]bool{}
@@ -148,6 +157,7 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 			}
 		}
 		ids[h.ID] = true
+		f.Hypotheses[i].Rules = f.Rules
 	}
 	return f.Hypotheses, nil
 }

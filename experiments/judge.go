@@ -20,29 +20,53 @@ type Verdict struct {
 	Verdict   string        `json:"verdict"`
 	Op        string        `json:"op"`
 	Threshold Threshold     `json:"threshold"`
+	Rules     string        `json:"rules,omitempty"`
 	Cells     []CellVerdict `json:"cells"`
 	Note      string        `json:"note,omitempty"`
+	// ValidRuns is, per cell the verdict reads (by its name), how many of
+	// its runs were valid (paired-v2 rules).
+	ValidRuns map[string]int `json:"valid_runs,omitempty"`
+	// Exploratory, when set, says how the run differs from the design the
+	// hypotheses were preregistered with: the verdict is computed but is
+	// not a finding.
+	Exploratory string `json:"exploratory,omitempty"`
 }
 
-// CellVerdict is the judgement in one cell: the value's median and range.
+// CellVerdict is the judgement in one cell: the value's median and range
+// (under paired-v2 with a versus cell, of the paired per-run ratios or
+// differences), and a 95% bootstrap interval of the median (information,
+// not the verdict rule).
 type CellVerdict struct {
-	Cell    Cell    `json:"cell"`
-	Median  float64 `json:"median"`
-	Min     float64 `json:"min"`
-	Max     float64 `json:"max"`
-	Runs    int     `json:"runs"`
-	Verdict string  `json:"verdict"`
-	Note    string  `json:"note,omitempty"`
+	Cell      Cell       `json:"cell"`
+	Median    float64    `json:"median"`
+	Min       float64    `json:"min"`
+	Max       float64    `json:"max"`
+	Runs      int        `json:"runs"`
+	Bootstrap *Bootstrap `json:"bootstrap,omitempty"`
+	Verdict   string     `json:"verdict"`
+	Note      string     `json:"note,omitempty"`
 }
 
-// Judge decides every hypothesis from the runs. A cell without successful
-// runs, or whose CPU mechanism is not the one required, is inconclusive.
-func Judge(hs []Hypothesis, runs []RunRecord) []Verdict {
+// Judge decides every hypothesis from the runs; want is the runs per cell
+// the experiment asked for. A cell without valid runs, or whose CPU
+// mechanism is not the one required, is inconclusive; under paired-v2
+// rules so is one with fewer valid runs than asked.
+func Judge(hs []Hypothesis, runs []RunRecord, want int) []Verdict {
 	var out []Verdict
 	for _, h := range hs {
-		v := Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold}
+		v := Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold, Rules: h.Rules}
 		for _, c := range h.AllCells() {
+			if h.Rules == RulesPairedV2 {
+				v.Cells = append(v.Cells, judgePaired(h, c, runs, want))
+				continue
+			}
 			v.Cells = append(v.Cells, judgeCell(h, c, runs))
+		}
+		if h.Rules == RulesPairedV2 {
+			v.ValidRuns = map[string]int{}
+			for _, c := range append(h.AllCells(), derefCells(h.Versus)...) {
+				v.ValidRuns[c.String()] = validRuns(runs, c)
+			}
 		}
 		v.Verdict = Supported
 		for _, cv := range v.Cells {
@@ -63,7 +87,7 @@ func Judge(hs []Hypothesis, runs []RunRecord) []Verdict {
 
 func values(runs []RunRecord, c Cell, metric, minus string) (vals []float64, mechanisms []string) {
 	for _, r := range runs {
-		if r.Cell != c || r.Failed != "" {
+		if r.Cell != c || !r.Valid() {
 			continue
 		}
 		v, ok := r.Metrics[metric]

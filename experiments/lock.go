@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,6 +21,86 @@ type Lock struct {
 	GitCommit string    `json:"git_commit,omitempty"`
 	GitClean  bool      `json:"git_clean"`
 	LockedAt  time.Time `json:"locked_at"`
+	// Design is the experiment the hypotheses were locked with; a run of
+	// another design is exploratory.
+	Design *Design `json:"design,omitempty"`
+}
+
+// Design is what of an experiment a preregistration fixes: runs per cell,
+// records per run, time scale and the cells.
+type Design struct {
+	Runs      int      `json:"runs"`
+	Records   int      `json:"records"`
+	TimeScale float64  `json:"time_scale"`
+	Cells     []string `json:"cells"`
+}
+
+// DesignOf is spec's design.
+func DesignOf(spec Spec) Design {
+	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale}
+	for _, c := range spec.Cells() {
+		d.Cells = append(d.Cells, c.String())
+	}
+	return d
+}
+
+// Exploratory says how spec differs from the design the lock records, or
+// "" when it does not. Under the first judging rules, which locked no
+// design, nothing is exploratory.
+func Exploratory(l Lock, spec Spec, rules string) string {
+	if rules != RulesPairedV2 {
+		return ""
+	}
+	if l.Design == nil {
+		return "not the preregistered design: the lock records none (run loadlab preregister)"
+	}
+	want, got := *l.Design, DesignOf(spec)
+	var diff []string
+	if got.Runs != want.Runs {
+		diff = append(diff, fmt.Sprintf("runs %d, locked %d", got.Runs, want.Runs))
+	}
+	if got.Records != want.Records {
+		diff = append(diff, fmt.Sprintf("records %d, locked %d", got.Records, want.Records))
+	}
+	if got.TimeScale != want.TimeScale {
+		diff = append(diff, fmt.Sprintf("time scale %g, locked %g", got.TimeScale, want.TimeScale))
+	}
+	if !slices.Equal(got.Cells, want.Cells) {
+		diff = append(diff, fmt.Sprintf("%d cells, locked %d (%s)", len(got.Cells), len(want.Cells), cellDiff(got.Cells, want.Cells)))
+	}
+	if len(diff) == 0 {
+		return ""
+	}
+	return "not the preregistered design: " + strings.Join(diff, "; ")
+}
+
+// cellDiff names the first cell that is in one list and not the other.
+func cellDiff(got, want []string) string {
+	for _, c := range got {
+		if !slices.Contains(want, c) {
+			return "not locked: " + c
+		}
+	}
+	for _, c := range want {
+		if !slices.Contains(got, c) {
+			return "missing: " + c
+		}
+	}
+	return "in another order"
+}
+
+// label marks every verdict exploratory with the reason why (none when
+// why is empty).
+func label(vs []Verdict, why string) []Verdict {
+	if why == "" {
+		return vs
+	}
+	out := make([]Verdict, len(vs))
+	for i, v := range vs {
+		v.Exploratory = why
+		out[i] = v
+	}
+	return out
 }
 
 // LockPath is where the lock of a hypotheses file lives.
@@ -37,14 +118,16 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// Preregister writes the lock of a hypotheses file: its SHA-256 and, in a
-// git repository, the commit and whether the file is committed unchanged.
-func Preregister(hypotheses string, now time.Time) (Lock, error) {
+// Preregister writes the lock of a hypotheses file: its SHA-256, the design
+// of the experiment spec it is locked with and, in a git repository, the
+// commit and whether the file is committed unchanged.
+func Preregister(hypotheses string, spec Spec, now time.Time) (Lock, error) {
 	sum, err := FileSHA256(hypotheses)
 	if err != nil {
 		return Lock{}, fmt.Errorf("preregister: %w", err)
 	}
-	l := Lock{File: filepath.Base(hypotheses), SHA256: sum, LockedAt: now.UTC()}
+	d := DesignOf(spec)
+	l := Lock{File: filepath.Base(hypotheses), SHA256: sum, LockedAt: now.UTC(), Design: &d}
 	dir := filepath.Dir(hypotheses)
 	if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
 		l.GitCommit = strings.TrimSpace(string(out))

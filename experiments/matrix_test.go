@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,14 +46,18 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hpath := writeFile(t, dir, "h.yaml", tinyHypotheses)
+	hpath := writeFile(t, dir, "h.yaml", "rules: paired-v2\n"+tinyHypotheses)
 	hs, err := LoadHypotheses(hpath, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := Preregister(hpath, spec, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var progress int
 	url, mockCfg := startMock(t, spec)
-	r := &Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: mockCfg, Progress: func(p Progress) {
+	r := &Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: mockCfg, Lock: lock, Progress: func(p Progress) {
 		if p.Last != nil {
 			progress++
 		}
@@ -62,12 +68,12 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 4 || progress != 4 {
-		t.Fatalf("%d runs, %d progress reports; want 4", len(res.Runs), progress)
+	if len(res.Runs) != 6 || progress != 6 {
+		t.Fatalf("%d runs, %d progress reports; want 6", len(res.Runs), progress)
 	}
 	for _, run := range res.Runs {
-		if run.Failed != "" {
-			t.Fatalf("%s run %d failed: %s", run.Cell, run.Run, run.Failed)
+		if !run.Valid() {
+			t.Fatalf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
 		}
 		m := run.Metrics
 		if m["complete"]+m["incomplete"]+m["write_rejected"]+m["failed"] != 30 {
@@ -80,12 +86,12 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 			t.Errorf("%s: mechanism %q, GOMAXPROCS %v", run.Cell, run.Mechanism, m["gomaxprocs"])
 		}
 	}
-	if len(res.Cells) != 2 || res.Cells[0].Stats["accepted_per_second"].N != 2 {
+	if len(res.Cells) != 2 || res.Cells[0].Stats["accepted_per_second"].N != 3 || res.Cells[0].Valid != 3 {
 		t.Errorf("cells %+v", res.Cells)
 	}
 	for _, v := range res.Verdicts {
-		if v.Verdict != Supported {
-			t.Errorf("%s: %s %+v", v.ID, v.Verdict, v.Cells)
+		if v.Verdict != Supported || v.Exploratory != "" || v.ValidRuns["C4/slow-write/cpus-1"] != 3 || v.Cells[0].Bootstrap == nil {
+			t.Errorf("%s: %s %+v", v.ID, v.Verdict, v)
 		}
 	}
 	out := filepath.Join(dir, "out")
@@ -104,11 +110,98 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := Judge(back.Hypotheses, back.Runs)
-	for i := range again {
-		if again[i].Verdict != res.Verdicts[i].Verdict {
-			t.Errorf("re-judged %s: %s, stored %s", again[i].ID, again[i].Verdict, res.Verdicts[i].Verdict)
+	if _, err := Check(back, *mockCfg); err != nil {
+		t.Errorf("check of the written results: %v", err)
+	}
+	checkCatchesEdits(t, filepath.Join(out, "results.json"), *mockCfg)
+	independentAndPaired(t, res)
+}
+
+// Run k of every cell uses the seed spec.Seed + k: the two cells of a run
+// drew the same enrichment service times (both sent all 90 calls), and
+// the runs drew different ones. Every run reconciled.
+func independentAndPaired(t *testing.T, res *Results) {
+	t.Helper()
+	planned := map[int][]float64{} // run -> per cell
+	for _, run := range res.Runs {
+		if run.Seed != res.Experiment.Seed+uint32(run.Run) || run.Server.Seed != run.Seed {
+			t.Errorf("%s run %d: seed %d, server's %d; want %d", run.Cell, run.Run, run.Seed, run.Server.Seed, res.Experiment.Seed+uint32(run.Run))
 		}
+		e := run.Server.Stations["enrichment"]
+		if e.Draws != 90 {
+			t.Fatalf("%s run %d: %d enrichment draws, want 90", run.Cell, run.Run, e.Draws)
+		}
+		planned[run.Run] = append(planned[run.Run], e.PlannedLabSeconds)
+		rc := run.Reconciliation
+		if rc == nil || len(rc.Differences) > 0 || rc.Client.WritesCreated != 30-int(run.Metrics["write_rejected"]) ||
+			rc.Client.CallsSent["enrichment"] != rc.Server.Requests["enrichment"] {
+			t.Errorf("%s run %d: reconciliation %+v", run.Cell, run.Run, rc)
+		}
+		if run.QuietBefore == nil || !run.QuietBefore.Quiet || run.QuietAfter == nil || !run.QuietAfter.Quiet {
+			t.Errorf("%s run %d: quiet before %+v, after %+v", run.Cell, run.Run, run.QuietBefore, run.QuietAfter)
+		}
+	}
+	for k, p := range planned {
+		if len(p) != 2 || p[0] != p[1] {
+			t.Errorf("run %d: the cells drew %v lab seconds of enrichment; want the same draws", k, p)
+		}
+	}
+	if planned[1][0] == planned[2][0] || planned[2][0] == planned[3][0] {
+		t.Errorf("runs 1–3 drew %v, %v, %v lab seconds: want independent draws", planned[1], planned[2], planned[3])
+	}
+}
+
+// checkCatchesEdits edits copies of a results file: a raw figure (a run's
+// client result), a derived one only (a cell's median), and a run without
+// its raw data. Check fails on each, naming the difference.
+func checkCatchesEdits(t *testing.T, path string, mockCfg config.Config) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(name string, f func(doc map[string]any)) error {
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		f(doc)
+		b, _ := json.Marshal(doc)
+		p := filepath.Join(t.TempDir(), "results.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ReadResults(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, err = Check(res, mockCfg)
+		return err
+	}
+	run := func(doc map[string]any, i int) map[string]any { return doc["runs"].([]any)[i].(map[string]any) }
+	err = edit("raw", func(doc map[string]any) {
+		c := run(doc, 2)["client"].(map[string]any)
+		c["writes_created"] = c["writes_created"].(float64) - 1
+	})
+	if err == nil || !strings.Contains(err.Error(), "run 2 of") || !strings.Contains(err.Error(), "status recomputed \"invalid\"") {
+		t.Errorf("a raw figure edited: check says %v; want run 2's status recomputed invalid", err)
+	}
+	err = edit("derived", func(doc map[string]any) {
+		st := doc["cells"].([]any)[1].(map[string]any)["stats"].(map[string]any)["accepted_per_second"].(map[string]any)
+		st["median"] = st["median"].(float64) * 1.01
+	})
+	if err == nil || !strings.Contains(err.Error(), "cell C4/slow-write/cpus-1: summary recomputed") {
+		t.Errorf("a derived figure edited: check says %v; want the cell's summary named", err)
+	}
+	err = edit("verdict", func(doc map[string]any) {
+		doc["verdicts"].([]any)[0].(map[string]any)["verdict"] = Refuted
+	})
+	if err == nil || !strings.Contains(err.Error(), "verdict T1") {
+		t.Errorf("a verdict edited: check says %v", err)
+	}
+	err = edit("no raw data", func(doc map[string]any) { delete(run(doc, 0), "client") })
+	if !errors.Is(err, ErrNoRawData) {
+		t.Errorf("a run without its client result: check says %v; want ErrNoRawData", err)
 	}
 }
 
@@ -116,7 +209,7 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 // matrix goes on.
 func TestFailedRunIsRecorded(t *testing.T) {
 	dir := t.TempDir()
-	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", strings.Replace(tinySpec, "runs: 2", "runs: 1", 1)))
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +219,7 @@ func TestFailedRunIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 2 || res.Runs[0].Failed == "" || res.Cells[0].Failed != 1 {
+	if len(res.Runs) != 6 || res.Runs[0].Status != RunFailed || res.Cells[0].Valid != 0 || len(res.Cells[0].Excluded) != 3 {
 		t.Errorf("runs %+v", res.Runs)
 	}
 }
@@ -135,7 +228,7 @@ func TestFailedRunIsRecorded(t *testing.T) {
 // fails saying so; the matrix goes on.
 func TestHungRunIsKilledAtItsLimit(t *testing.T) {
 	dir := t.TempDir()
-	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", strings.Replace(tinySpec, "runs: 2", "runs: 1", 1)))
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +243,12 @@ func TestHungRunIsKilledAtItsLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("two hung runs took %v", el)
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("six hung runs took %v", el)
 	}
 	for _, run := range res.Runs {
-		if !strings.Contains(run.Failed, "wall-clock limit") {
-			t.Errorf("%s: failed %q, want the wall-clock limit", run.Cell, run.Failed)
+		if run.Status != RunFailed || !strings.Contains(run.Reason, "wall-clock limit") {
+			t.Errorf("%s: %s %q, want failed at the wall-clock limit", run.Cell, run.Status, run.Reason)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func NewRunnerMetrics(reg prometheus.Registerer) *RunnerMetrics {
 	f := promauto.With(reg)
 	return &RunnerMetrics{
 		runs: f.NewCounterVec(prometheus.CounterOpts{Namespace: "loadlab_experiment", Name: "runs_total",
-			Help: "Client runs finished, by cell and status (ok or failed)."}, append(labels, "status")),
+			Help: "Client runs finished, by cell and status (valid, failed, contaminated or invalid)."}, append(labels, "status")),
 		accepted: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_accepted_per_lab_second",
 			Help: "Accepted records per lab second of the cell's last run."}, labels),
 		rejected: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: "loadlab_experiment", Name: "last_write_rejections",
@@ -33,8 +33,8 @@ func (m *RunnerMetrics) observe(r RunRecord) {
 	if m == nil {
 		return
 	}
-	m.runs.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU, r.Status()).Inc()
-	if r.Failed == "" {
+	m.runs.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU, r.Status).Inc()
+	if r.Valid() {
 		m.accepted.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU).Set(r.Metrics["accepted_per_second"])
 		m.rejected.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU).Set(r.Metrics["write_rejections"])
 	}

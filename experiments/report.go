@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteOutputs writes results.json, report.md and report.html into dir.
@@ -44,7 +45,11 @@ type report struct {
 	Cells           table
 	Verdicts        []verdictRow
 	Counts          string
-	Failures        []string
+	VerdictsIntro   string
+	// Exploratory, when set, is how the run differs from the preregistered
+	// design; Excluded lists every run that is not valid, with its reason.
+	Exploratory string
+	Excluded    []string
 }
 
 // table is a header and rows of cells.
@@ -56,9 +61,10 @@ type table struct {
 
 // verdictRow is one hypothesis as reported.
 type verdictRow struct {
-	ID, Verdict, Claim, Test string
-	Measured                 []string
-	Note                     string
+	// Label is "exploratory" for a verdict that is not a finding.
+	ID, Label, Verdict, Claim, Test string
+	Measured                        []string
+	Note                            string
 }
 
 // Texts shared by both renderings.
@@ -66,6 +72,7 @@ const (
 	acceptedIntro = "Median (minimum–maximum) over runs; only records whose write the system of record accepted count."
 	cellsIntro    = "Bound: Little's law from the configured profiles — the least of write workers / write time, the enrichment budget / (3 × enrichment time), records in flight / time per record; efficiency = measured median / bound."
 	verdictsIntro = "Each hypothesis was preregistered before the first run. Supported: the whole min–max range over runs satisfies the claim; refuted: none of it does; inconclusive: the range straddles the threshold. A refuted hypothesis is a finding, not a failure."
+	pairedIntro   = "Rules paired-v2: only valid runs count, and a cell with fewer valid runs than the experiment asks for is inconclusive (insufficient runs). A comparison of two cells is judged on the per-run ratios (or differences) of runs with the same number, which drew the same service times (the same seed); the 95% bootstrap interval of their median is information, not the verdict rule."
 )
 
 func newReport(r *Results) report {
@@ -73,6 +80,15 @@ func newReport(r *Results) report {
 	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name),
 		Setup: fmt.Sprintf("%d records per run, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
 			sp.Records, sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
+	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
+		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from seed + 1).",
+			sp.Seed, RunSeed(sp, 1), RunSeed(sp, sp.Runs))
+	}
+	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == RulesPairedV2 {
+		rep.VerdictsIntro = verdictsIntro + " " + pairedIntro
+	} else {
+		rep.VerdictsIntro = verdictsIntro
+	}
 	rep.Ran = fmt.Sprintf("Ran %s to %s on %s (%d CPUs), Go %s, kernel %s", r.Started.Format("2006-01-02 15:04:05Z"),
 		r.Finished.Format("15:04:05Z"), e.CPUModel, e.NumCPU, e.GoVersion, e.Kernel)
 	if e.GitCommit != "" {
@@ -106,37 +122,70 @@ func newReport(r *Results) report {
 	}
 
 	rep.Cells.Head = []string{"cell", "accepted/s", "bound (limit)", "efficiency", "duration s", "write 503s", "peak concurrent writes",
-		"peak enrichment calls", "peak write calls", "incomplete", "permit timeouts", "call timeouts", "GOMAXPROCS", "CPU limit", "failed runs"}
+		"peak enrichment calls", "peak write calls", "incomplete", "permit timeouts", "call timeouts", "GOMAXPROCS", "CPU limit",
+		"valid runs", "excluded runs"}
 	for _, cs := range r.Cells {
 		g := func(m string, d int) string { s, ok := cs.Stats[m]; return fmtStat(s, ok, d) }
-		failed := ""
-		if cs.Failed > 0 {
-			failed = fmt.Sprintf("%d of %d", cs.Failed, cs.Runs)
-		}
 		rep.Cells.Rows = append(rep.Cells.Rows, []string{cs.Cell.String(), g("accepted_per_second", 2),
 			fmt.Sprintf("%.1f (%s)", cs.Bound.Bound, cs.Bound.Limit), fmt.Sprintf("%.2f", cs.Efficiency),
 			g("duration_seconds", 1), g("write_rejections", 0), g("peak_concurrent_writes", 0),
 			g("peak_in_flight_enrichment", 0), g("peak_in_flight_records", 0), g("incomplete", 0),
-			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism, failed})
+			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism,
+			fmt.Sprintf("%d of %d", cs.Valid, cs.Runs), excludedReasons(cs.Excluded)})
 	}
 
-	counts := map[string]int{}
+	counts, exploratory := map[string]int{}, map[string]int{}
 	for _, v := range r.Verdicts {
 		var meas []string
 		for _, c := range v.Cells {
-			meas = append(meas, fmt.Sprintf("%s: %.3g [%.3g, %.3g] → %s", c.Cell, c.Median, c.Min, c.Max, c.Verdict))
+			meas = append(meas, measured(v, c))
 		}
-		rep.Verdicts = append(rep.Verdicts, verdictRow{ID: v.ID, Verdict: v.Verdict, Claim: v.Claim,
-			Test: v.Op + " " + v.Threshold.String(), Measured: meas, Note: v.Note})
-		counts[v.Verdict]++
+		row := verdictRow{ID: v.ID, Verdict: v.Verdict, Claim: v.Claim,
+			Test: v.Op + " " + v.Threshold.String(), Measured: meas, Note: v.Note}
+		if v.Exploratory != "" {
+			row.Label = "exploratory"
+			exploratory[v.Verdict]++
+			rep.Exploratory = v.Exploratory
+		} else {
+			counts[v.Verdict]++
+		}
+		rep.Verdicts = append(rep.Verdicts, row)
 	}
 	rep.Counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", counts[Supported], counts[Refuted], counts[Inconclusive])
-	for _, cs := range r.Cells {
-		for _, f := range cs.Failures {
-			rep.Failures = append(rep.Failures, cs.Cell.String()+" "+f)
+	if rep.Exploratory != "" {
+		rep.Counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
+			rep.Exploratory, exploratory[Supported], exploratory[Refuted], exploratory[Inconclusive])
+	}
+	for _, run := range r.Runs {
+		if !run.Valid() {
+			rep.Excluded = append(rep.Excluded, fmt.Sprintf("%s run %d (seed %d): %s: %s", run.Cell, run.Run, run.Seed, run.Status, run.Reason))
 		}
 	}
 	return rep
+}
+
+// measured is a verdict's figures in one cell: median [min, max], for a
+// paired comparison what is paired, and the bootstrap interval.
+func measured(v Verdict, c CellVerdict) string {
+	s := fmt.Sprintf("%s: %.3g [%.3g, %.3g]", c.Cell, c.Median, c.Min, c.Max)
+	if c.Runs == 0 {
+		s = c.Cell.String() + ": —"
+	}
+	if v.Rules == RulesPairedV2 && c.Runs > 0 {
+		s += fmt.Sprintf(" over %d runs", c.Runs)
+		if c.Bootstrap != nil {
+			s += fmt.Sprintf(", median's 95%% bootstrap interval [%.3g, %.3g]", c.Bootstrap.Lo, c.Bootstrap.Hi)
+		}
+	}
+	return s + " → " + c.Verdict
+}
+
+// excludedReasons is a cell's excluded runs, one line each, or "none".
+func excludedReasons(ex []string) string {
+	if len(ex) == 0 {
+		return "none"
+	}
+	return strings.Join(ex, "; ")
 }
 
 // fmtStat prints a median and its range, or "—" when there is none.

@@ -32,13 +32,14 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 {{template "table" .Cells}}
 <h2>Verdicts</h2>
 <p>{{.VerdictsIntro}}</p>
-<table>
+{{if .Exploratory}}<p class="partial">Exploratory: {{.Exploratory}}. The verdicts below are computed, not findings.</p>
+{{end}}<table>
 <tr><th>id</th><th>verdict</th><th>claim</th><th>test</th><th>measured: median [min, max]</th><th>note</th></tr>
-{{range .Verdicts}}<tr><td>{{.ID}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Claim}}</td><td>{{.Test}}</td><td>{{range $i, $m := .Measured}}{{if $i}}<br>{{end}}{{$m}}{{end}}</td><td>{{.Note}}</td></tr>
+{{range .Verdicts}}<tr><td>{{.ID}}</td><td class="{{.Verdict}}">{{if .Label}}{{.Label}}: {{end}}{{.Verdict}}</td><td>{{.Claim}}</td><td>{{.Test}}</td><td>{{range $i, $m := .Measured}}{{if $i}}<br>{{end}}{{$m}}{{end}}</td><td>{{.Note}}</td></tr>
 {{end}}</table>
 <p>{{.Counts}}</p>
-{{if .Failures}}<h2>Failed runs</h2>
-<ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>
+{{if .Excluded}}<h2>Excluded runs</h2>
+<ul>{{range .Excluded}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<h2>Charts</h2>
 {{range .Figures}}<figure>{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}{{.SVG}}</figure>
 {{end}}</body></html>
@@ -63,9 +64,9 @@ func WriteHTML(w io.Writer, r *Results) error {
 	}
 	data := struct {
 		report
-		AcceptedIntro, CellsIntro, VerdictsIntro string
-		Figures                                  []htmlFigure
-	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro, VerdictsIntro: verdictsIntro}
+		AcceptedIntro, CellsIntro string
+		Figures                   []htmlFigure
+	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro}
 	for _, f := range figs {
 		data.Figures = append(data.Figures, htmlFigure{Caption: f.Caption, SVG: template.HTML(f.SVG)}) // #nosec G203: our own SVG
 	}

@@ -28,16 +28,23 @@ func WriteMarkdown(w io.Writer, r *Results) {
 	}
 	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
 	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
-	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", verdictsIntro)
+	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", rep.VerdictsIntro)
+	if rep.Exploratory != "" {
+		fmt.Fprintf(w, "**Exploratory: %s. The verdicts below are computed, not findings.**\n\n", rep.Exploratory)
+	}
 	var rows [][]string
 	for _, v := range rep.Verdicts {
-		rows = append(rows, []string{v.ID, "**" + v.Verdict + "**", v.Claim, v.Test, strings.Join(v.Measured, "<br>"), v.Note})
+		verdict := "**" + v.Verdict + "**"
+		if v.Label != "" {
+			verdict = v.Label + ": " + verdict
+		}
+		rows = append(rows, []string{v.ID, verdict, v.Claim, v.Test, strings.Join(v.Measured, "<br>"), v.Note})
 	}
 	markdownTable(w, []string{"id", "verdict", "claim", "test", "measured: median [min, max]", "note"}, rows)
 	fmt.Fprintln(w, rep.Counts)
-	if len(rep.Failures) > 0 {
-		fmt.Fprintf(w, "\n## Failed runs\n\n")
-		for _, f := range rep.Failures {
+	if len(rep.Excluded) > 0 {
+		fmt.Fprintf(w, "\n## Excluded runs\n\n")
+		for _, f := range rep.Excluded {
 			fmt.Fprintf(w, "- %s\n", f)
 		}
 	}

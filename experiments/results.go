@@ -15,34 +15,57 @@ import (
 type RunRecord struct {
 	Cell Cell `json:"cell"`
 	Run  int  `json:"run"`
-	// Failed is the reason the run produced no result; empty on success.
+	// Seed is the mock service's seed for the run (the system of record's
+	// is Seed+1): the experiment's seed + Run, the same in every cell of a
+	// run, so cells are compared on the same draws.
+	Seed uint32 `json:"seed"`
+	// Status is RunValid, RunFailed, RunContaminated or RunInvalid; Reason
+	// says why a run is not valid. Only valid runs enter statistics.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Failed is how results written before run statuses said a run failed;
+	// ReadResults turns it into Status and Reason.
 	Failed string `json:"failed,omitempty"`
 	// Mechanism is how the CPU limit was applied.
 	Mechanism string             `json:"mechanism"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
 	// Client is the child's own result; Server the mock service's metrics
-	// scraped after the run.
-	Client  *records.Result `json:"client,omitempty"`
-	Server  *api.Stats      `json:"server,omitempty"`
-	Seconds float64         `json:"wall_seconds"`
+	// scraped after the run, once it was quiet.
+	Client *records.Result `json:"client,omitempty"`
+	Server *api.Stats      `json:"server,omitempty"`
+	// QuietBefore is the wait for the mock service to finish earlier work
+	// before the run's reset; QuietAfter the wait after the run, before the
+	// scrape.
+	QuietBefore *Quiet `json:"quiet_before,omitempty"`
+	QuietAfter  *Quiet `json:"quiet_after,omitempty"`
+	// Unknown is what the system of record answered for the writes of
+	// unknown outcome (a raw observation); Reconciliation the client's and
+	// the server's figures side by side.
+	Unknown        *Resolution     `json:"unknown_writes_resolved,omitempty"`
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
+	Seconds        float64         `json:"wall_seconds"`
 }
 
-// Run statuses.
-const (
-	RunOK     = "ok"
-	RunFailed = "failed"
-)
+// Valid reports whether the run enters statistics and verdicts.
+func (r RunRecord) Valid() bool { return r.Status == RunValid }
 
-// Status is RunOK, or RunFailed when the run produced no result.
-func (r RunRecord) Status() string {
-	if r.Failed != "" {
-		return RunFailed
+// normalize gives a run read from results written before run statuses its
+// status: failed when it said so, else valid.
+func (r *RunRecord) normalize() {
+	if r.Status != "" {
+		return
 	}
-	return RunOK
+	r.Status = RunValid
+	if r.Failed != "" {
+		r.Status, r.Reason = RunFailed, r.Failed
+	}
 }
 
 // Results is everything an experiment produced: results.json.
 type Results struct {
+	// Format is ResultsFormat for results that keep the raw data of every
+	// run; 0 for the first results.
+	Format           int           `json:"format,omitempty"`
 	Experiment       Spec          `json:"experiment"`
 	ExperimentFile   string        `json:"experiment_file"`
 	ExperimentSHA256 string        `json:"experiment_sha256"`
@@ -67,10 +90,12 @@ type Results struct {
 
 // CellSummary is a cell's statistics over its runs.
 type CellSummary struct {
-	Cell       Cell            `json:"cell"`
+	Cell Cell `json:"cell"`
+	// Runs is every run of the cell; Valid those that enter statistics;
+	// Excluded the others, with their reasons ("run 3: invalid: …").
 	Runs       int             `json:"runs"`
-	Failed     int             `json:"failed"`
-	Failures   []string        `json:"failures,omitempty"`
+	Valid      int             `json:"valid_runs"`
+	Excluded   []string        `json:"excluded,omitempty"`
 	Mechanism  string          `json:"mechanism"`
 	Stats      map[string]Stat `json:"stats"`
 	Bound      Bound           `json:"bound"`
@@ -108,6 +133,14 @@ func ReadResults(path string) (*Results, error) {
 	var r Results
 	if err := json.NewDecoder(io.LimitReader(f, maxResultsBytes)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range r.Runs {
+		r.Runs[i].normalize()
+	}
+	if r.Format < ResultsFormat { // cells written before they counted valid runs
+		for i, c := range r.Cells {
+			r.Cells[i].Valid = validRuns(r.Runs, c.Cell)
+		}
 	}
 	return &r, nil
 }

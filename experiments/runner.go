@@ -37,9 +37,13 @@ type Runner struct {
 	Binary string
 	// Target is the mock service's base URL (required). Its time scale
 	// must be the experiment's.
-	Target     string
-	AdminToken string
-	Progress   func(Progress)
+	Target string
+	// ClientTarget, when set, is where the client runs send their calls
+	// instead of Target (tests put a proxy there); admin requests, the
+	// scrape and the reconciliation still go to Target.
+	ClientTarget string
+	AdminToken   string
+	Progress     func(Progress)
 	// MockConfig is the mock service's configuration, the source of each
 	// cell's bound; zero means config.Default().
 	MockConfig *config.Config
@@ -62,6 +66,9 @@ type Runner struct {
 	StartMock             func(config.Config) (url string, stop func() error, err error)
 	// CalibrateOnly stops after the calibration: no matrix, no verdicts.
 	CalibrateOnly bool
+	// Lock is the hypotheses' preregistration: under paired-v2 rules a run
+	// of another design is labelled exploratory.
+	Lock Lock
 }
 
 // Errors of a mock service unfit for the experiment; nothing is run.
@@ -102,7 +109,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	if err := mock.Reset(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)
 	}
-	res := &Results{Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
+	res := &Results{Format: ResultsFormat, Experiment: r.Spec, Hypotheses: r.Hypotheses, Environment: ReadEnvironment(),
 		Target: r.Target, Started: time.Now().UTC()}
 	res.Calibration = r.calibrate(ctx, mockCfg)
 	if r.CalibrateOnly {
@@ -138,7 +145,8 @@ matrix:
 	}
 	res.Finished = time.Now().UTC()
 	res.Cells = Summaries(r.Spec, res.Runs, mockCfg)
-	res.Verdicts = gate(Judge(r.Hypotheses, res.Runs), res.Calibration)
+	res.Lock = r.Lock
+	res.Verdicts = judgeAll(res)
 	if err := ctx.Err(); err != nil {
 		// Interrupted: what was measured stands, over the completed runs,
 		// and says it is partial.
@@ -175,25 +183,42 @@ func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64) time.Dur
 	return runLimitBase + time.Duration(runLimitFactor*labSeconds*scale*float64(time.Second))
 }
 
-// runOne runs cell c once against the mock service the experiment runs.
+// runOne runs cell c once against the mock service the experiment runs,
+// with the mock service's seed for run run.
 func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int) RunRecord {
 	return r.runAt(ctx, mock, r.Spec.TimeScale, mockCfg, c, run)
 }
 
+// RunSeed is the mock service's seed for run k of every cell: the
+// experiment's seed + k.
+func RunSeed(spec Spec, run int) uint32 { return uint32(spec.Seed) + uint32(run) }
+
 // runAt runs cell c once, as a CPU-limited child, against the mock service
-// mock running at time scale scale.
+// mock running at time scale scale: it waits for the mock service to finish
+// earlier work, resets it with the run's seed, runs the child, waits for
+// quiet again, scrapes, resolves the writes of unknown outcome, and
+// reconciles the client's figures with the server's.
 func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mockCfg config.Config, c Cell, run int) (rec RunRecord) {
-	rec = RunRecord{Cell: c, Run: run}
+	rec = RunRecord{Cell: c, Run: run, Seed: RunSeed(r.Spec, run), Status: RunValid}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
 	fail := func(format string, a ...any) RunRecord {
-		rec.Failed = fmt.Sprintf(format, a...)
+		rec.Status, rec.Reason = RunFailed, fmt.Sprintf(format, a...)
 		return rec
+	}
+	// Not valid, for a reason of lesser rank than an earlier one.
+	mark := func(status, reason string) {
+		if rec.Status == RunValid {
+			rec.Status, rec.Reason = status, reason
+		}
 	}
 	if err := mock.SetProfile(ctx, c.Scenario); err != nil {
 		return fail("set profile: %v", err)
 	}
-	if err := mock.Reset(ctx); err != nil {
+	quietFor := quietLimit(mockCfg, scale)
+	before := waitQuiet(ctx, mock, quietFor)
+	rec.QuietBefore = &before
+	if err := mock.ResetSeed(ctx, rec.Seed); err != nil {
 		return fail("reset: %v", err)
 	}
 	setting, _ := r.Spec.CPU(c.CPU)
@@ -203,7 +228,7 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	}
 	defer lim.Cleanup()
 	rec.Mechanism = lim.Mechanism
-	args := []string{"run", "--target", mock.BaseURL, "--strategy", c.Strategy,
+	args := []string{"run", "--target", r.clientTarget(mock), "--strategy", c.Strategy,
 		"--records", strconv.Itoa(r.Spec.Records), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
 		"--call-timeout", r.Spec.CallTimeout.String(), "--permit-timeout", r.Spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
@@ -227,6 +252,11 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	if err := json.Unmarshal(stdout.Bytes(), &cres); err != nil {
 		return fail("client output: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
+	if err != nil { // exit 1: records failed; what it measured is kept, not counted
+		mark(RunFailed, "client exited 1: "+firstLine(stderr.String()))
+	}
+	after := waitQuiet(ctx, mock, quietFor)
+	rec.QuietAfter = &after
 	st, err := mock.Scrape(ctx)
 	if err != nil {
 		return fail("scrape: %v", err)
@@ -236,9 +266,49 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 		cres.Timeline = nil // one run per cell keeps its timeline
 	}
 	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
-	rec.Client, rec.Server = &cres, &st
-	rec.Metrics = metricsOf(cres, st, scale)
+	unknown := resolveUnknown(ctx, mock, cres)
+	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
+	derive(&rec, scale)
 	return rec
+}
+
+// derive computes a run's metrics, reconciliation and status from its raw
+// client result, server stats, quiet waits and resolved writes; loadlab
+// check calls it again on stored runs.
+func derive(rec *RunRecord, scale float64) {
+	rec.Metrics = metricsOf(*rec.Client, *rec.Server, scale)
+	var unknown Resolution
+	if rec.Unknown != nil {
+		unknown = *rec.Unknown
+	}
+	rc := Reconcile(*rec.Client, *rec.Server, unknown)
+	rec.Reconciliation = &rc
+	if rec.Status != RunValid {
+		return
+	}
+	switch {
+	case rec.QuietBefore != nil && !rec.QuietBefore.Quiet:
+		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
+	case len(rc.Differences) > 0:
+		rec.Status, rec.Reason = RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
+	}
+}
+
+// clientTarget is where the child sends its calls: ClientTarget when set
+// (a proxy in front of the mock service, say), else the mock service.
+func (r *Runner) clientTarget(mock api.Client) string {
+	if r.ClientTarget != "" {
+		return r.ClientTarget
+	}
+	return mock.BaseURL
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 const maxTimelineSamples = 600

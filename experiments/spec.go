@@ -19,8 +19,11 @@ import (
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// MaxRuns bounds the runs per cell.
-const MaxRuns = 1000
+// MinRuns and MaxRuns bound the runs per cell.
+const (
+	MinRuns = 3
+	MaxRuns = 1000
+)
 
 // Spec is an experiment file.
 type Spec struct {
@@ -125,8 +128,8 @@ func (s Spec) validate() (field string, at []any, err error) {
 	switch {
 	case s.Records < 1 || s.Records > records.MaxRecords:
 		return "records", []any{"records"}, fmt.Errorf("%d must be in [1, %d]", s.Records, records.MaxRecords)
-	case s.Runs < 1 || s.Runs > MaxRuns:
-		return "runs", []any{"runs"}, fmt.Errorf("%d must be in [1, %d]", s.Runs, MaxRuns)
+	case s.Runs < MinRuns || s.Runs > MaxRuns:
+		return "runs", []any{"runs"}, fmt.Errorf("%d must be in [%d, %d] (a range over fewer runs is not a range)", s.Runs, MinRuns, MaxRuns)
 	case api.CheckTimeScale(s.TimeScale) != nil:
 		return "time_scale", []any{"time_scale"}, api.CheckTimeScale(s.TimeScale)
 	case s.CallTimeout <= 0:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func runPreregister(args []string, stdout io.Writer) error {
@@ -27,7 +28,7 @@ func runPreregister(args []string, stdout io.Writer) error {
 	if _, err := experiments.LoadHypotheses(*hyp, spec); err != nil {
 		return usageErr("%v", err)
 	}
-	l, err := experiments.Preregister(*hyp, time.Now())
+	l, err := experiments.Preregister(*hyp, spec, time.Now())
 	if err != nil {
 		return err
 	}
@@ -41,8 +42,11 @@ func runPreregister(args []string, stdout io.Writer) error {
 
 func runCheck(args []string, stdout io.Writer) error {
 	_, parse := newFlagSet("check DIR",
-		"Re-judges a results folder: recomputes every cell's statistics and every verdict from the raw runs in\n"+
-			"DIR/results.json, prints the verdicts, and exits 1 if they differ from the stored ones.\n", stdout)
+		"Recomputes a results folder from its raw data: every run's metrics, reconciliation and status from\n"+
+			"the client's result and the server's stats kept in DIR/results.json, every cell's summary and every\n"+
+			"verdict (matched by hypothesis id), prints the verdicts, and exits 1 naming the first figure that\n"+
+			"differs from the stored one; 2 when DIR has no results.json or a run lacks its raw data. Results\n"+
+			"written before raw data was kept (format 1) are re-judged from their stored metrics.\n", stdout)
 	if len(args) == 0 {
 		return usageErr("check: which results folder?")
 	}
@@ -56,27 +60,31 @@ func runCheck(args []string, stdout io.Writer) error {
 	if dir == "" {
 		return usageErr("check: which results folder?")
 	}
-	res, err := experiments.ReadResults(filepath.Join(dir, "results.json"))
+	path := filepath.Join(dir, "results.json")
+	res, err := experiments.ReadResults(path)
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
-	verdicts := experiments.Rejudge(res)
-	differ := 0
-	for i, v := range verdicts {
-		stored := "(none)"
-		if i < len(res.Verdicts) {
-			stored = res.Verdicts[i].Verdict
-		}
-		mark := ""
-		if stored != v.Verdict {
-			mark = "  ≠ stored " + stored
-			differ++
-		}
-		fmt.Fprintf(stdout, "%-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, mark)
+	mockCfg := config.Default()
+	mockCfg.Seed, mockCfg.TimeScale = res.Experiment.Seed, res.Experiment.TimeScale
+	verdicts, err := experiments.Check(res, mockCfg)
+	if errors.Is(err, experiments.ErrNoRawData) {
+		return usageErr("check: %s: %v", path, err)
 	}
-	if differ > 0 {
-		return &exitError{code: exitFailed, err: errors.New("check: verdicts differ from the stored ones")}
+	for _, v := range verdicts {
+		label := ""
+		if v.Exploratory != "" {
+			label = " (exploratory)"
+		}
+		fmt.Fprintf(stdout, "%-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, label)
 	}
-	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %d verdicts match the stored ones\n", res.HypothesesSHA256, len(verdicts))
+	if err != nil {
+		return &exitError{code: exitFailed, err: fmt.Errorf("check: %s: %w", path, err)}
+	}
+	what := "re-judged from the stored metrics (format 1: no raw data kept)"
+	if res.Format >= experiments.ResultsFormat {
+		what = fmt.Sprintf("%d runs, %d cells and %d verdicts recomputed from raw data", len(res.Runs), len(res.Cells), len(verdicts))
+	}
+	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
 	return nil
 }

@@ -94,7 +94,11 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 	}
 	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
 	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n")
-	if _, err := experiments.Preregister(hyp, time.Now()); err != nil {
+	sp, err := experiments.LoadSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := experiments.Preregister(hyp, sp, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return spec, hyp

@@ -21,7 +21,7 @@ import (
 
 const (
 	defaultExperiment = "experiments/replication.yaml"
-	defaultHypotheses = "experiments/hypotheses.yaml"
+	defaultHypotheses = "experiments/hypotheses-v2.yaml"
 )
 
 func runExperiment(args []string, stdout io.Writer) error {
@@ -100,6 +100,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	rt := cpulimit.ReadRuntime()
 	fmt.Fprintf(os.Stderr, "loadlab experiment: GOMAXPROCS %d, NumCPU %d, CPU quota %s; %d cells × %d runs\n",
 		rt.GOMAXPROCS, rt.NumCPU, rt.Quota(), len(spec.Cells()), spec.Runs)
+	if len(hs) > 0 {
+		if why := experiments.Exploratory(lock, spec, hs[0].Rules); why != "" {
+			fmt.Fprintf(os.Stderr, "loadlab experiment: EXPLORATORY, %s: the verdicts will be computed, and are not findings\n", why)
+		}
+	}
 	// The mock service: the one at --target, or one of our own on loopback
 	// with the experiment's seed and time scale.
 	mockCfg := config.Default()
@@ -117,7 +122,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, AdminToken: *token,
 		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait,
 		CalibrationRuns: *calRuns, CalibrationStrategies: calNames, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
-		CalibrateOnly: *calOnly}
+		CalibrateOnly: *calOnly, Lock: lock}
 	if reg != nil {
 		r.Metrics = experiments.NewRunnerMetrics(reg)
 	}
@@ -144,7 +149,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	failed := 0
 	for _, run := range res.Runs {
-		if run.Failed != "" {
+		if !run.Valid() {
 			failed++
 		}
 	}
@@ -194,9 +199,9 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 			per := p.Elapsed / time.Duration(p.Done)
 			left = (per * time.Duration(p.Total-p.Done)).Round(time.Second).String()
 		}
-		status := p.Last.Status()
-		if p.Last.Failed != "" {
-			status = "FAILED: " + p.Last.Failed
+		status := p.Last.Status
+		if !p.Last.Valid() {
+			status = strings.ToUpper(p.Last.Status) + ": " + p.Last.Reason
 		} else if m := p.Last.Metrics; m != nil {
 			status = fmt.Sprintf("%.2f accepted/s, %.0f write 503s", m["accepted_per_second"], m["write_rejections"])
 		}

@@ -132,7 +132,7 @@ func TestExperimentRefusesAnEditedHypothesesFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(spec, "name: t\nrecords: 5\nruns: 1\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C4]\nscenarios: [healthy]\ncpus:\n  - {name: one, cpuset: 1}\n")
+	write(spec, "name: t\nrecords: 5\nruns: 3\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C4]\nscenarios: [healthy]\ncpus:\n  - {name: one, cpuset: 1}\n")
 	h := "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: one}\n    op: \"==\"\n    threshold: 0\n"
 	write(hyp, h)
 	var out, errb bytes.Buffer
@@ -158,14 +158,32 @@ func TestExperimentBadCalibrationStrategy(t *testing.T) {
 	}
 }
 
-// loadlab check re-judges the committed first results and finds the same
-// verdicts.
+// loadlab check re-judges the committed first results (which kept no raw
+// data for a recomputation) and finds the same verdicts.
 func TestCheckCommittedResults(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"check", "../../experiments/results/replication-first"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
 	}
-	if !strings.Contains(out.String(), "H10  refuted") || !strings.Contains(out.String(), "15 verdicts match") {
+	if !strings.Contains(out.String(), "H10  refuted") || !strings.Contains(out.String(), "re-judged from the stored metrics (format 1: no raw data kept): all match") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// An experiment of fewer than 3 runs, and a check of a folder without
+// results, exit 2 saying why.
+func TestExperimentAndCheckBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"experiment", "--file", "../../experiments/replication.yaml", "--runs", "2"}, "runs: 2 must be in [3, 1000] (a range over fewer runs is not a range)"},
+		{[]string{"check", dir}, dir + "/results.json"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
 	}
 }

@@ -218,3 +218,27 @@ func ConcurrencySimulation() Spec {
 		comp(5, 800*ms, 1200*ms),
 	}}
 }
+
+// Longest is the longest service time s configures: a fixed value, a
+// uniform maximum, a hang, or for a log-normal (which has no maximum) its
+// 99.9th percentile, median × e^(3.09 × spread). The experiment runner waits
+// a multiple of it for a mock service to go quiet.
+func (s Spec) Longest() time.Duration {
+	var d time.Duration
+	switch s.Kind {
+	case "fixed":
+		d = s.Value
+	case "uniform":
+		d = s.Max
+	case "lognormal":
+		d = time.Duration(float64(s.Median) * math.Exp(3.09*s.Spread))
+	case "mixture":
+		for _, c := range s.Components {
+			d = max(d, c.Spec.Longest())
+		}
+	}
+	if s.HangProbability > 0 {
+		d = max(d, s.HangDuration)
+	}
+	return d
+}

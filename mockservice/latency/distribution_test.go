@@ -188,3 +188,36 @@ func TestSameSeedSameSequence(t *testing.T) {
 		}
 	}
 }
+
+func TestLongest(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		spec Spec
+		want time.Duration
+	}{
+		{Spec{Kind: "fixed", Value: 30 * ms}, 30 * ms},
+		{Spec{Kind: "uniform", Min: ms, Max: 9 * ms}, 9 * ms},
+		{Spec{Kind: "lognormal", Median: 100 * ms, Spread: 0}, 100 * ms},
+		{Spec{Kind: "fixed", Value: 30 * ms, HangProbability: 0.1, HangDuration: 8 * time.Second}, 8 * time.Second},
+		{Spec{Kind: "mixture", Components: []Component{
+			{Weight: 1, Spec: Spec{Kind: "fixed", Value: 5 * ms}},
+			{Weight: 1, Spec: Spec{Kind: "uniform", Min: ms, Max: 70 * ms}}}}, 70 * ms},
+	} {
+		if got := c.spec.Longest(); got != c.want {
+			t.Errorf("%+v: longest %v, want %v", c.spec, got, c.want)
+		}
+	}
+	// A log-normal's is its 99.9th percentile: 0.1% of draws exceed it.
+	ln := Spec{Kind: "lognormal", Median: 10 * ms, Spread: 0.3}
+	d, _ := ln.Build()
+	src := NewMulberry32(1)
+	over := 0
+	for range 100_000 {
+		if d.Sample(src) > ln.Longest() {
+			over++
+		}
+	}
+	if over < 50 || over > 150 {
+		t.Errorf("%d of 100 000 log-normal draws over its longest, want about 100", over)
+	}
+}

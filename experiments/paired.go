@@ -1,0 +1,159 @@
+package experiments
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/experiments/models"
+)
+
+// Judging rules of a hypotheses file.
+const (
+	// RulesRangeV1 (the rules field empty): min–max over a cell's runs; a
+	// comparison uses the conservative range [min(A)/max(B),
+	// max(A)/min(B)]. The rules of the first results.
+	RulesRangeV1 = ""
+	// RulesPairedV2: a cell needs every run the experiment asks for to be
+	// valid; a comparison is judged on the per-run ratios (or differences)
+	// of runs paired by their number, which share the mock service's seed.
+	RulesPairedV2 = "paired-v2"
+)
+
+// Bootstrap is a 95% percentile-bootstrap interval of a median.
+type Bootstrap struct {
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Resample int     `json:"resamples"`
+}
+
+// bootstrapResamples is how many resamples a bootstrap interval draws.
+const bootstrapResamples = 10_000
+
+// bootstrapMedian is the 95% percentile-bootstrap interval of the median of
+// vals, from a generator seeded by key, so that check recomputes it to the
+// last digit.
+func bootstrapMedian(vals []float64, key string) *Bootstrap {
+	if len(vals) == 0 {
+		return nil
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
+	meds := make([]float64, bootstrapResamples)
+	sample := make([]float64, len(vals))
+	for i := range meds {
+		for j := range sample {
+			sample[j] = vals[rng.IntN(len(vals))]
+		}
+		slices.Sort(sample)
+		meds[i] = models.Median(sample)
+	}
+	slices.Sort(meds)
+	return &Bootstrap{Lo: quantile(meds, 0.025), Hi: quantile(meds, 0.975), Resample: bootstrapResamples}
+}
+
+// quantile of sorted xs, by linear interpolation between order statistics.
+func quantile(xs []float64, q float64) float64 {
+	pos := q * float64(len(xs)-1)
+	i := int(math.Floor(pos))
+	if i+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
+}
+
+// validRuns counts the valid runs of cell c.
+func validRuns(runs []RunRecord, c Cell) int {
+	n := 0
+	for _, r := range runs {
+		if r.Cell == c && r.Valid() {
+			n++
+		}
+	}
+	return n
+}
+
+// byRun is a metric of a cell's valid runs, by run number.
+func byRun(runs []RunRecord, c Cell, metric, minus string) (map[int]float64, []string) {
+	vals := map[int]float64{}
+	var mechs []string
+	for _, r := range runs {
+		if r.Cell != c || !r.Valid() {
+			continue
+		}
+		v, ok := r.Metrics[metric]
+		if !ok {
+			continue
+		}
+		if minus != "" {
+			m, ok := r.Metrics[minus]
+			if !ok {
+				continue
+			}
+			v -= m
+		}
+		vals[r.Run] = v
+		mechs = append(mechs, r.Mechanism)
+	}
+	return vals, mechs
+}
+
+// judgePaired judges hypothesis h in cell c under the paired-v2 rules.
+func judgePaired(h Hypothesis, c Cell, runs []RunRecord, want int) CellVerdict {
+	cv := CellVerdict{Cell: c}
+	for _, cell := range append([]Cell{c}, derefCells(h.Versus)...) {
+		if k := validRuns(runs, cell); k < want {
+			cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) in %s", k, want, cell)
+			return cv
+		}
+	}
+	a, mechs := byRun(runs, c, h.Metric, h.Minus)
+	if h.RequiresMechanism != "" {
+		for _, m := range mechs {
+			if !strings.HasPrefix(m, h.RequiresMechanism) {
+				cv.Verdict = Inconclusive
+				cv.Note = fmt.Sprintf("not tested: needs a %s limit, the run had %q", h.RequiresMechanism, m)
+				return cv
+			}
+		}
+	}
+	var vals []float64
+	if h.Versus == nil {
+		for _, v := range a {
+			vals = append(vals, v)
+		}
+	} else {
+		b, _ := byRun(runs, *h.Versus, h.Metric, h.Minus)
+		for run, x := range a {
+			y, ok := b[run]
+			if !ok {
+				continue
+			}
+			switch h.Compare {
+			case "ratio":
+				if y <= 0 {
+					cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("ratio with a zero or negative denominator (run %d)", run)
+					return cv
+				}
+				vals = append(vals, x/y)
+			case "difference":
+				vals = append(vals, x-y)
+			}
+		}
+	}
+	slices.Sort(vals) // the bootstrap draws by index: one order, whatever the map's
+	cv.Runs = len(vals)
+	if len(vals) < want {
+		cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) with the metric %s", len(vals), want, h.Metric)
+		return cv
+	}
+	st := Summarize(vals)
+	cv.Median, cv.Min, cv.Max = st.Median, st.Min, st.Max
+	cv.Bootstrap = bootstrapMedian(vals, h.ID+" "+c.String())
+	cv.Verdict = decide(h.Op, h.Threshold, st.Min, st.Max)
+	return cv
+}

@@ -1,0 +1,197 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// Run statuses. Only valid runs enter statistics and verdicts.
+const (
+	RunValid = "valid"
+	// RunFailed: the run produced no usable result (the child failed,
+	// exited 1, or was killed at its wall-clock limit).
+	RunFailed = "failed"
+	// RunContaminated: the mock service was still busy with earlier work
+	// when the run's reset came.
+	RunContaminated = "contaminated"
+	// RunInvalid: what the client saw does not reconcile with what the
+	// server counted.
+	RunInvalid = "invalid"
+)
+
+// Reconciliation sets what the client saw beside what the server counted,
+// once the server was quiet after the run.
+type Reconciliation struct {
+	Client ClientCount `json:"client"`
+	Server ServerCount `json:"server"`
+	// The writes whose outcome the client did not know, as the system of
+	// record answered GET /records/{id} for each: stored, absent, or not
+	// asked or not answered (unresolved).
+	WriteUnknownStored     int `json:"write_unknown_stored"`
+	WriteUnknownAbsent     int `json:"write_unknown_absent"`
+	WriteUnknownUnresolved int `json:"write_unknown_unresolved"`
+	// Differences lists every figure that does not reconcile; empty for a
+	// valid run.
+	Differences []string `json:"differences,omitempty"`
+}
+
+// ClientCount is the client's side of a reconciliation.
+type ClientCount struct {
+	WritesCreated   int            `json:"writes_created"`   // answered 201
+	WritesDuplicate int            `json:"writes_duplicate"` // answered 200
+	WriteRejections int            `json:"write_rejections"` // answered 503 or 429
+	WriteUnknown    int            `json:"write_unknown"`
+	CallsSent       map[string]int `json:"calls_sent"` // written in full, per dependency
+}
+
+// ServerCount is the server's side of a reconciliation.
+type ServerCount struct {
+	StoredWrites    int `json:"stored_writes"`
+	DuplicateWrites int `json:"duplicate_writes"`
+	RejectedWrites  int `json:"rejected_writes"`
+	// Requests per station: served + rejected + served after the client
+	// left + cancelled.
+	Requests map[string]int `json:"requests"`
+}
+
+// Resolution is what the system of record answered for the writes whose
+// outcome the client did not know: a raw observation of the run.
+type Resolution struct {
+	Stored     int `json:"stored"`
+	Absent     int `json:"absent"`
+	Unresolved int `json:"unresolved"`
+}
+
+// Reconcile compares the client's result with the server's quiet stats. It
+// is a pure function of its inputs, so loadlab check recomputes it.
+func Reconcile(c records.Result, s api.Stats, unknown Resolution) Reconciliation {
+	r := Reconciliation{
+		Client: ClientCount{WritesCreated: c.WritesCreated, WritesDuplicate: c.WritesDuplicate,
+			WriteRejections: c.WriteRejections, WriteUnknown: c.WriteUnknown, CallsSent: map[string]int{}},
+		Server: ServerCount{StoredWrites: s.StoredWrites, DuplicateWrites: s.DuplicateWrites,
+			RejectedWrites: int(s.Stations[api.Records].Requests[api.OutcomeRejected]), Requests: map[string]int{}},
+		WriteUnknownStored: unknown.Stored, WriteUnknownAbsent: unknown.Absent, WriteUnknownUnresolved: unknown.Unresolved,
+	}
+	differ := func(format string, a ...any) { r.Differences = append(r.Differences, fmt.Sprintf(format, a...)) }
+	if got := c.WritesCreated + unknown.Stored; got != s.StoredWrites {
+		differ("writes stored: client %d (%d answered 201 + %d of unknown outcome found stored), server %d",
+			got, c.WritesCreated, unknown.Stored, s.StoredWrites)
+	}
+	if c.WritesDuplicate != s.DuplicateWrites {
+		differ("duplicate writes: client %d answered 200, server %d", c.WritesDuplicate, s.DuplicateWrites)
+	}
+	if c.WriteRejections != r.Server.RejectedWrites {
+		differ("rejected writes: client %d, server %d", c.WriteRejections, r.Server.RejectedWrites)
+	}
+	if unknown.Unresolved > 0 {
+		differ("writes of unknown outcome: %d of %d not resolved", unknown.Unresolved, c.WriteUnknown)
+	}
+	for _, dep := range api.Stations {
+		st := s.Stations[dep]
+		n := 0
+		for _, o := range api.Outcomes {
+			n += int(st.Requests[o])
+		}
+		r.Server.Requests[dep] = n
+		r.Client.CallsSent[dep] = c.CallsSent[dep]
+		if c.CallsSent[dep] != n {
+			differ("%s calls: client sent %d, server counted %d", dep, c.CallsSent[dep], n)
+		}
+	}
+	return r
+}
+
+// resolveUnknown asks the system of record about every write whose outcome
+// the client did not know.
+func resolveUnknown(ctx context.Context, mock api.Client, c records.Result) Resolution {
+	var res Resolution
+	res.Unresolved = c.WriteUnknown - len(c.UnknownWrites) // not listed by the client
+	for _, id := range c.UnknownWrites {
+		_, ok, err := mock.Record(ctx, id)
+		switch {
+		case err != nil:
+			res.Unresolved++
+		case ok:
+			res.Stored++
+		default:
+			res.Absent++
+		}
+	}
+	return res
+}
+
+// Quiet is what the runner saw while waiting for the mock service to finish
+// earlier work: the figures of the last look when it did not.
+type Quiet struct {
+	Quiet  bool    `json:"quiet"`
+	Waited float64 `json:"waited_seconds"` // real seconds
+	Limit  float64 `json:"limit_seconds"`  // real seconds
+	// Busy workers, queued and open requests per station at the last look.
+	Busy   map[string]int `json:"busy,omitempty"`
+	Queued map[string]int `json:"queued,omitempty"`
+	Open   map[string]int `json:"open,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+func (q Quiet) String() string {
+	if q.Error != "" {
+		return fmt.Sprintf("not known to be quiet after %.1f s: %s", q.Waited, q.Error)
+	}
+	var parts []string
+	for _, st := range api.Stations {
+		parts = append(parts, fmt.Sprintf("%s %d busy, %d queued, %d open", st, q.Busy[st], q.Queued[st], q.Open[st]))
+	}
+	return fmt.Sprintf("not quiet after %.1f s (limit %.1f s): %s", q.Waited, q.Limit, strings.Join(parts, "; "))
+}
+
+// quietPoll is how often waitQuiet looks.
+const quietPoll = 5 * time.Millisecond
+
+// waitQuiet waits, up to limit, until neither station has a busy worker, a
+// queued request or an open request.
+func waitQuiet(ctx context.Context, mock api.Client, limit time.Duration) Quiet {
+	q := Quiet{Limit: limit.Seconds()}
+	start := time.Now()
+	for {
+		st, err := mock.Stats(ctx)
+		q.Waited = time.Since(start).Seconds()
+		if err != nil {
+			q.Error = err.Error()
+			return q
+		}
+		q.Busy, q.Queued, q.Open = map[string]int{}, map[string]int{}, map[string]int{}
+		q.Quiet = true
+		for _, name := range api.Stations {
+			s := st.Stations[name]
+			q.Busy[name], q.Queued[name], q.Open[name] = s.Busy, s.QueueLength, s.Offered
+			if s.Busy != 0 || s.QueueLength != 0 || s.Offered != 0 {
+				q.Quiet = false
+			}
+		}
+		if q.Quiet {
+			q.Busy, q.Queued, q.Open = nil, nil, nil
+			return q
+		}
+		if time.Since(start) >= limit || ctx.Err() != nil {
+			return q
+		}
+		time.Sleep(quietPoll)
+	}
+}
+
+// quietLimit is how long the runner waits for quiet: three times the
+// longest service time or hang any profile configures, in lab seconds,
+// at the time scale (and at least a second, for the round trips).
+func quietLimit(cfg config.Config, scale float64) time.Duration {
+	var longest time.Duration
+	for _, p := range cfg.Profiles {
+		longest = max(longest, p.Enrichment.Longest(), p.Records.Longest())
+	}
+	return max(time.Duration(3*float64(longest)*scale), time.Second)
+}
