@@ -30,7 +30,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 			"client run a child process under a real CPU limit (a cgroup quota where the machine allows it, else CPU\n"+
 			"affinity), against the mock service (in-process on loopback unless --target). Judges the preregistered\n"+
 			"hypotheses and writes results.json, report.md and report.html.\n\n"+
-			"Exit codes: 0 every run completed; 1 some runs failed (listed in the report); 2 bad input, or a mock\n"+
+			"Exit codes: 0 every run valid; 1 some runs failed, contaminated or invalid (listed in the report); 2 bad input, or a mock\n"+
 			"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n"+
 			"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n"+
 			"written, marked PARTIAL.\n", stdout)
@@ -154,7 +154,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %d of %d runs failed (listed in the report)", failed, len(res.Runs))}
+		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs))}
 	}
 	return nil
 }
