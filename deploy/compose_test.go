@@ -54,7 +54,7 @@ func TestComposeSmoke(t *testing.T) {
 	}
 	name := fmt.Sprintf("smoke-%d", time.Now().UnixNano())
 	project := "loadlab" + strings.ReplaceAll(name, "-", "")
-	env := append(os.Environ(), "LOADLAB_RUNS=1", "LOADLAB_RECORDS=20", "LOADLAB_TIME_SCALE=0.05",
+	env := append(os.Environ(), "LOADLAB_RUNS=3", "LOADLAB_RECORDS=20", "LOADLAB_TIME_SCALE=0.05",
 		"LOADLAB_RESULTS_NAME="+name, fmt.Sprintf("MOCK_PORT=%d", freePort(t)), "CLIENT_CPUS=1")
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(compose[0], append(append(compose[1:], "-p", project, "-f", filepath.Join(root, "docker-compose.yml")), args...)...)
@@ -80,7 +80,8 @@ func TestComposeSmoke(t *testing.T) {
 	}
 	var res struct {
 		Runs []struct {
-			Failed    string `json:"failed"`
+			Status    string `json:"status"`
+			Reason    string `json:"reason"`
 			Mechanism string `json:"mechanism"`
 			Client    struct {
 				GOMAXPROCS int      `json:"gomaxprocs"`
@@ -95,8 +96,8 @@ func TestComposeSmoke(t *testing.T) {
 		t.Fatal("no runs")
 	}
 	for _, r := range res.Runs {
-		if r.Failed != "" {
-			t.Errorf("run failed: %s", r.Failed)
+		if r.Status != "valid" {
+			t.Errorf("run %s: %s", r.Status, r.Reason)
 			continue
 		}
 		if r.Client.CPUQuota == nil || *r.Client.CPUQuota != 1 || !strings.HasPrefix(r.Mechanism, "inherited") {
