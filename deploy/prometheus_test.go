@@ -65,6 +65,7 @@ func query(base, q string) (string, error) {
 // A real Prometheus (Debian's package) scrapes the real mock service on
 // loopback with deploy/prometheus.yml's mock job, and sees what happened.
 func TestRealPrometheusScrapesTheMock(t *testing.T) {
+	t.Parallel() // mostly waiting for scrapes
 	prom := requireTool(t, "prometheus")
 	cfg := config.Default()
 	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap

@@ -227,6 +227,7 @@ func TestFailedRunIsRecorded(t *testing.T) {
 // A client run that hangs is killed at its wall-clock limit, and the run
 // fails saying so; the matrix goes on.
 func TestHungRunIsKilledAtItsLimit(t *testing.T) {
+	t.Parallel() // its runs only wait; it checks statuses, not speed
 	dir := t.TempDir()
 	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))
 	if err != nil {

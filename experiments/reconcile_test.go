@@ -24,6 +24,7 @@ import (
 // makes the run contaminated, with the figures; the matrix goes on, the
 // wait is bounded, and runs after the work ends are valid.
 func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
+	t.Parallel() // mostly waiting for the stray write; it checks statuses, not speed
 	bin := buildLoadlab(t)
 	dir := t.TempDir()
 	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", strings.Replace(tinySpec, "[C2, C4]", "[C4]", 1)))
@@ -86,6 +87,7 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 // stored by GET /records/{id}, and, the client having exited 1, they are
 // failed. Every verdict is inconclusive for want of valid runs.
 func TestRunsThatDoNotReconcileAreExcluded(t *testing.T) {
+	t.Parallel() // it checks statuses and counts, not speed
 	bin := buildLoadlab(t)
 	dir := t.TempDir()
 	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))

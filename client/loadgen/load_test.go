@@ -52,6 +52,9 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Three light runs (a few requests per real second each) side
+			// by side: make test gives -parallel 4.
+			t.Parallel()
 			sc := models.DefaultAdmissionScenario()
 			tt.change(&sc)
 			real, model := loadAgainstModel(t, sc)
