@@ -86,6 +86,16 @@ func Judge(hs []Hypothesis, runs []RunRecord, want int) []Verdict {
 }
 
 func values(runs []RunRecord, c Cell, metric, minus string) (vals []float64, mechanisms []string) {
+	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
+		vals = append(vals, v)
+		mechanisms = append(mechanisms, r.Mechanism)
+	})
+	return vals, mechanisms
+}
+
+// eachValue calls f with every valid run of cell c that has the metric (and
+// the metric it is taken minus), and its value.
+func eachValue(runs []RunRecord, c Cell, metric, minus string, f func(RunRecord, float64)) {
 	for _, r := range runs {
 		if r.Cell != c || !r.Valid() {
 			continue
@@ -101,10 +111,8 @@ func values(runs []RunRecord, c Cell, metric, minus string) (vals []float64, mec
 			}
 			v -= m
 		}
-		vals = append(vals, v)
-		mechanisms = append(mechanisms, r.Mechanism)
+		f(r, v)
 	}
-	return vals, mechanisms
 }
 
 func judgeCell(h Hypothesis, c Cell, runs []RunRecord) CellVerdict {

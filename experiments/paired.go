@@ -77,28 +77,15 @@ func validRuns(runs []RunRecord, c Cell) int {
 	return n
 }
 
-// byRun is a metric of a cell's valid runs, by run number.
+// byRun is a metric of a cell's valid runs, by run number, and the runs'
+// CPU mechanisms.
 func byRun(runs []RunRecord, c Cell, metric, minus string) (map[int]float64, []string) {
 	vals := map[int]float64{}
 	var mechs []string
-	for _, r := range runs {
-		if r.Cell != c || !r.Valid() {
-			continue
-		}
-		v, ok := r.Metrics[metric]
-		if !ok {
-			continue
-		}
-		if minus != "" {
-			m, ok := r.Metrics[minus]
-			if !ok {
-				continue
-			}
-			v -= m
-		}
+	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
 		vals[r.Run] = v
 		mechs = append(mechs, r.Mechanism)
-	}
+	})
 	return vals, mechs
 }
 
