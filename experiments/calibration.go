@@ -45,9 +45,11 @@ type StrategyBias struct {
 	// Accepted records per lab second.
 	AtOne   Stat `json:"at_time_scale_1"`
 	AtScale Stat `json:"at_time_scale"`
-	// Bias is median at the time scale / median at 1 − 1.
-	Bias   float64  `json:"bias"`
-	Failed []string `json:"failed,omitempty"`
+	// Bias is median at the time scale / median at 1 − 1; Unmeasured when
+	// either side had no valid run (then Bias is 0 and means nothing).
+	Bias       float64  `json:"bias"`
+	Unmeasured bool     `json:"unmeasured,omitempty"`
+	Failed     []string `json:"failed,omitempty"`
 }
 
 // Exceeded names the largest bias beyond MaxBias, or "" when every bias
@@ -59,7 +61,7 @@ func (c *Calibration) Exceeded() string {
 	worst, name := 0.0, ""
 	for _, s := range c.Strategies {
 		b := math.Abs(s.Bias)
-		if math.IsNaN(b) {
+		if s.Unmeasured || math.IsNaN(b) {
 			return fmt.Sprintf("time-scale bias of %s not measured (%d runs failed)", s.Strategy, len(s.Failed))
 		}
 		if b > c.MaxBias && b > worst {
@@ -160,9 +162,14 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 		}
 	}
 	for _, st := range strategies {
-		one, at := Summarize(vals[st][1]), Summarize(vals[st][r.Spec.TimeScale])
-		cal.Strategies = append(cal.Strategies, StrategyBias{Strategy: st, AtOne: one, AtScale: at,
-			Bias: at.Median/one.Median - 1, Failed: failed[st]})
+		sb := StrategyBias{Strategy: st, Failed: failed[st]}
+		if a, b := vals[st][1], vals[st][r.Spec.TimeScale]; len(a) == 0 || len(b) == 0 {
+			sb.Unmeasured = true // no NaN: results.json must still be written
+		} else {
+			sb.AtOne, sb.AtScale = Summarize(a), Summarize(b)
+			sb.Bias = sb.AtScale.Median/sb.AtOne.Median - 1
+		}
+		cal.Strategies = append(cal.Strategies, sb)
 	}
 	return cal
 }

@@ -27,28 +27,35 @@ var ErrNoRawData = errors.New("no raw data")
 // A run with neither a result nor a failure is ErrNoRawData.
 func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 	if r.Format < ResultsFormat {
+		// A file that says nothing of its format but holds runs of the
+		// second is not let off with the lighter check.
+		for _, run := range r.Runs {
+			if run.Reconciliation != nil || run.QuietBefore != nil || run.Unknown != nil {
+				return nil, fmt.Errorf("%w: results of format %d hold runs of format %d (reconciled): is \"format\" missing?", ErrNoRawData, r.Format, ResultsFormat)
+			}
+		}
 		vs := Rejudge(r)
 		return vs, compareVerdicts(vs, r.Verdicts)
 	}
 	runs := make([]RunRecord, len(r.Runs))
 	for i, stored := range r.Runs {
 		run := stored
+		name := fmt.Sprintf("run %d of %s", stored.Run, stored.Cell)
+		if want := RunSeed(r.Experiment, stored.Run); stored.Seed != want {
+			return nil, fmt.Errorf("%s: seed %d, the experiment's rule gives %d", name, stored.Seed, want)
+		}
 		switch {
-		case stored.Client == nil || stored.Server == nil:
-			if stored.Status != RunFailed {
-				return nil, fmt.Errorf("%w: run %d of %s (%s) has no client result or server stats", ErrNoRawData, stored.Run, stored.Cell, stored.Status)
-			}
+		case stored.Client == nil && stored.Server == nil && stored.Status == RunFailed:
+			// The child failed before it produced a result: nothing to
+			// recompute, the reason is the observation.
+		case stored.Client == nil || stored.Server == nil || stored.QuietBefore == nil || stored.QuietAfter == nil || stored.Unknown == nil:
+			return nil, fmt.Errorf("%w: %s (%s) lacks its client result, server stats, waits for quiet or resolved writes", ErrNoRawData, name, stored.Status)
 		default:
-			// The status starts from what the runner observed of the child
-			// (failed, or exited 1), which no figure records, and is
-			// derived again from there.
+			// Everything the status rests on is raw data of the run.
 			run.Status, run.Reason = RunValid, ""
-			if stored.Status == RunFailed {
-				run.Status, run.Reason = RunFailed, stored.Reason
-			}
 			run.Metrics, run.Reconciliation = nil, nil
 			derive(&run, r.Experiment.TimeScale)
-			if err := compare(fmt.Sprintf("run %d of %s", stored.Run, stored.Cell), []any{
+			if err := compare(name, []any{
 				"status", run.Status, stored.Status,
 				"reason", run.Reason, stored.Reason,
 				"metrics", run.Metrics, stored.Metrics,

@@ -81,7 +81,7 @@ func newReport(r *Results) report {
 		Setup: fmt.Sprintf("%d records per run, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
 			sp.Records, sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
 	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
-		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from seed + 1).",
+		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
 			sp.Seed, RunSeed(sp, 1), RunSeed(sp, sp.Runs))
 	}
 	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == RulesPairedV2 {
@@ -131,7 +131,7 @@ func newReport(r *Results) report {
 			g("duration_seconds", 1), g("write_rejections", 0), g("peak_concurrent_writes", 0),
 			g("peak_in_flight_enrichment", 0), g("peak_in_flight_records", 0), g("incomplete", 0),
 			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism,
-			fmt.Sprintf("%d of %d", cs.Valid, cs.Runs), excludedReasons(cs.Excluded)})
+			fmt.Sprintf("%d of %d", cs.Valid, sp.Runs), excludedReasons(cs.Excluded)})
 	}
 
 	counts, exploratory := map[string]int{}, map[string]int{}
@@ -210,6 +210,14 @@ func short(s string) string {
 	return s
 }
 
+// fmtBias is a strategy's bias in percent, or "not measured".
+func fmtBias(s StrategyBias) string {
+	if s.Unmeasured {
+		return "not measured"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*s.Bias)
+}
+
 // calibrationTable is the time-scale bias per strategy and a sentence on
 // what it means for the verdicts.
 func calibrationTable(c *Calibration) (table, string) {
@@ -223,7 +231,7 @@ func calibrationTable(c *Calibration) (table, string) {
 		Head: []string{"strategy", "accepted/s at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias", "failed runs"}}
 	for _, s := range c.Strategies {
 		t.Rows = append(t.Rows, []string{s.Strategy, fmtStat(s.AtOne, true, 2), fmtStat(s.AtScale, true, 2),
-			fmt.Sprintf("%+.1f%%", 100*s.Bias), fmt.Sprint(len(s.Failed))})
+			fmtBias(s), fmt.Sprint(len(s.Failed))})
 	}
 	why := c.Exceeded()
 	switch {

@@ -16,7 +16,7 @@ type RunRecord struct {
 	Cell Cell `json:"cell"`
 	Run  int  `json:"run"`
 	// Seed is the mock service's seed for the run (the system of record's
-	// is Seed+1): the experiment's seed + Run, the same in every cell of a
+	// is derived from it, api.RecordsSeed): the experiment's seed + Run, the same in every cell of a
 	// run, so cells are compared on the same draws.
 	Seed uint32 `json:"seed"`
 	// Status is RunValid, RunFailed, RunContaminated or RunInvalid; Reason

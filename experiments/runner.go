@@ -206,12 +206,6 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 		rec.Status, rec.Reason = RunFailed, fmt.Sprintf(format, a...)
 		return rec
 	}
-	// Not valid, for a reason of lesser rank than an earlier one.
-	mark := func(status, reason string) {
-		if rec.Status == RunValid {
-			rec.Status, rec.Reason = status, reason
-		}
-	}
 	if err := mock.SetProfile(ctx, c.Scenario); err != nil {
 		return fail("set profile: %v", err)
 	}
@@ -252,9 +246,6 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	if err := json.Unmarshal(stdout.Bytes(), &cres); err != nil {
 		return fail("client output: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	if err != nil { // exit 1: records failed; what it measured is kept, not counted
-		mark(RunFailed, "client exited 1: "+firstLine(stderr.String()))
-	}
 	after := waitQuiet(ctx, mock, quietFor)
 	rec.QuietAfter = &after
 	st, err := mock.Scrape(ctx)
@@ -274,7 +265,13 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 
 // derive computes a run's metrics, reconciliation and status from its raw
 // client result, server stats, quiet waits and resolved writes; loadlab
-// check calls it again on stored runs.
+// check calls it again on stored runs. The status, valid when it starts,
+// becomes, in this order: failed when the client reports trouble (the
+// child exited 1 for it: what it measured is kept, not counted);
+// contaminated when earlier work was still going at the reset; invalid
+// when the server did not go quiet after the run (its counts are not
+// final), drew from another seed than the run's, or does not reconcile
+// with the client.
 func derive(rec *RunRecord, scale float64) {
 	rec.Metrics = metricsOf(*rec.Client, *rec.Server, scale)
 	var unknown Resolution
@@ -287,8 +284,14 @@ func derive(rec *RunRecord, scale float64) {
 		return
 	}
 	switch {
-	case rec.QuietBefore != nil && !rec.QuietBefore.Quiet:
+	case rec.Client.Trouble() != "":
+		rec.Status, rec.Reason = RunFailed, "the client exited 1: "+rec.Client.Trouble()
+	case !rec.QuietBefore.Quiet:
 		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
+	case !rec.QuietAfter.Quiet:
+		rec.Status, rec.Reason = RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
+	case rec.Server.Seed != rec.Seed:
+		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("the mock service drew from seed %d, not the run's %d", rec.Server.Seed, rec.Seed)
 	case len(rc.Differences) > 0:
 		rec.Status, rec.Reason = RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
 	}
@@ -301,14 +304,6 @@ func (r *Runner) clientTarget(mock api.Client) string {
 		return r.ClientTarget
 	}
 	return mock.BaseURL
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 const maxTimelineSamples = 600

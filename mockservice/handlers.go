@@ -157,7 +157,7 @@ func millis(d time.Duration) string {
 }
 
 // handleReset resets the service; an optional body {"seed": N} re-seeds
-// the stations with N (the system of record with N+1).
+// the stations with N (the system of record with api.RecordsSeed(N)).
 func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 	var req api.ResetRequest
 	if r.ContentLength != 0 && !decode(w, r, &req) {

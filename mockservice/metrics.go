@@ -33,7 +33,7 @@ var (
 	descPlanned = prometheus.NewDesc(api.MetricPlanned,
 		"Sum of the service times drawn since the last reset, in lab seconds (before the time scale).", []string{api.LabelService}, nil)
 	descSeed = prometheus.NewDesc(api.MetricSeed,
-		"Seed of the enrichment station's generator since the last reset; the system of record's is this + 1.", nil, nil)
+		"Seed of the enrichment station's generator since the last reset; the system of record's is derived from it (api.RecordsSeed).", nil, nil)
 	descStored = prometheus.NewDesc(api.MetricStored,
 		"Distinct record ids stored since the last reset.", nil, nil)
 	descDuplicates = prometheus.NewDesc(api.MetricDuplicates,

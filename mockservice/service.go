@@ -40,7 +40,7 @@ type Service struct {
 	profile    string
 	stored     map[string]bool // id -> complete
 	duplicates int
-	seed       uint32 // the enrichment station's; the records station's is seed+1
+	seed       uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
 }
 
 // profile is a config.Profile with its distributions built.
@@ -66,7 +66,7 @@ func New(cfg config.Config) (*Service, error) {
 	if s.enrichment, err = NewStation(api.Enrichment, cfg.Enrichment, cur.enrichment, cfg.Seed, cfg.TimeScale); err != nil {
 		return nil, err
 	}
-	if s.records, err = NewStation(api.Records, cfg.Records, cur.records, cfg.Seed+1, cfg.TimeScale); err != nil {
+	if s.records, err = NewStation(api.Records, cfg.Records, cur.records, api.RecordsSeed(cfg.Seed), cfg.TimeScale); err != nil {
 		return nil, err
 	}
 	s.queueWait, s.service = newHistograms()
@@ -133,8 +133,9 @@ func (s *Service) SetProfile(name string) error {
 func (s *Service) Reset() { s.ResetSeed(s.cfg.Seed) }
 
 // ResetSeed is Reset with another seed: the enrichment station draws from
-// seed, the system of record from seed+1 (distinct, so the two stations do
-// not draw the same sequence).
+// seed, the system of record from api.RecordsSeed(seed) (a stream of its
+// own, so the two stations, and consecutive seeds, draw different
+// sequences).
 func (s *Service) ResetSeed(seed uint32) {
 	s.mu.Lock()
 	s.stored = map[string]bool{}
@@ -142,7 +143,7 @@ func (s *Service) ResetSeed(seed uint32) {
 	s.seed = seed
 	s.mu.Unlock()
 	s.enrichment.Reset(seed)
-	s.records.Reset(seed + 1)
+	s.records.Reset(api.RecordsSeed(seed))
 	s.log.Reset()
 	s.queueWait.Reset()
 	s.service.Reset()

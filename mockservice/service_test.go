@@ -176,8 +176,11 @@ func TestClientLeavingWhileQueuedIsStillServed(t *testing.T) {
 	if r := post(impatient, url+"/records", writeBody("b")); r.err == nil {
 		t.Fatalf("impatient client got status %d, want a client timeout", r.status)
 	}
+	// Done means the handler has left the station too (offered back to 0):
+	// the station counts a request served before its handler stores it.
 	waitFor(t, "both writes done", func() bool {
-		return requests(svc, api.OutcomeServed)+requests(svc, api.OutcomeServedAfterClientLeft) == 2
+		st := svc.Stats().Stations[api.Records]
+		return requests(svc, api.OutcomeServed)+requests(svc, api.OutcomeServedAfterClientLeft) == 2 && st.Offered == 0
 	})
 	st := svc.Stats()
 	rs := st.Stations[api.Records]

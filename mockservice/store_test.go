@@ -125,7 +125,7 @@ func TestRecordLookup(t *testing.T) {
 }
 
 // POST /admin/reset with {"seed": N} re-seeds both stations (records with
-// N+1): the same seed draws the same service times, another seed others;
+// RecordsSeed(N)): the same seed draws the same service times, another seed others;
 // the scrape carries the seed, the draws and their sum.
 func TestResetWithSeed(t *testing.T) {
 	cfg := config.Default()

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
@@ -89,7 +90,7 @@ func plannedMeans(b *testing.B, cfg config.Config, nEnrich, nWrite int) (enrich,
 		return sum / float64(n) / 1e9
 	}
 	// The stations' seeds, as mockservice.New gives them.
-	return mean(de, cfg.Seed, nEnrich), mean(dr, cfg.Seed+1, nWrite)
+	return mean(de, cfg.Seed, nEnrich), mean(dr, api.RecordsSeed(cfg.Seed), nWrite)
 }
 
 // meanCallSeconds reads the mean call duration per dependency from the

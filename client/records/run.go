@@ -208,6 +208,18 @@ type Result struct {
 	cpulimit.Runtime
 }
 
+// Trouble says what went wrong in the run — records failed, writes of
+// unknown outcome, calls failed with transport errors or unexpected
+// statuses — or "" when every record ended cleanly. loadlab run exits 1
+// when it is not empty, and the experiment runner excludes the run.
+func (r Result) Trouble() string {
+	if r.Failed+r.WriteUnknown == 0 && r.Errors == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
+		r.Failed, r.WriteUnknown, r.Errors)
+}
+
 // Errors Run returns before any record is sent.
 var (
 	// ErrUnreachable: the target did not accept a connection, or did not

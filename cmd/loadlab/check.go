@@ -71,10 +71,13 @@ func runCheck(args []string, stdout io.Writer) error {
 	if errors.Is(err, experiments.ErrNoRawData) {
 		return usageErr("check: %s: %v", path, err)
 	}
-	for _, v := range verdicts {
+	for i, v := range verdicts {
 		label := ""
 		if v.Exploratory != "" {
 			label = " (exploratory)"
+			if i == 0 {
+				fmt.Fprintf(stdout, "EXPLORATORY, %s: the verdicts are not findings\n", v.Exploratory)
+			}
 		}
 		fmt.Fprintf(stdout, "%-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, label)
 	}

@@ -225,6 +225,10 @@ func printCalibration(w io.Writer, c *experiments.Calibration) error {
 	fmt.Fprintf(w, "Accepted records per lab second, healthy, %s, median (min–max) of %d runs:\n\n", c.CPU, c.Runs)
 	fmt.Fprintf(w, "%-8s  %-24s  %-24s  %s\n", "strategy", "at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias")
 	for _, s := range c.Strategies {
+		if s.Unmeasured {
+			fmt.Fprintf(w, "%-8s  not measured: %s\n", s.Strategy, strings.Join(s.Failed, "; "))
+			continue
+		}
 		fmt.Fprintf(w, "%-8s  %-24s  %-24s  %+.1f%%\n", s.Strategy, fmtStat(s.AtOne), fmtStat(s.AtScale), 100*s.Bias)
 	}
 	if why := c.Exceeded(); why != "" {

@@ -95,9 +95,8 @@ func runRecords(args []string, stdout io.Writer) error {
 	switch {
 	case res.Partial:
 		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
-	case res.Failed+res.WriteUnknown > 0 || res.Errors > 0:
-		return &exitError{code: exitFailed, err: fmt.Errorf("run: %d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
-			res.Failed, res.WriteUnknown, res.Errors)}
+	case res.Trouble() != "":
+		return &exitError{code: exitFailed, err: fmt.Errorf("run: %s", res.Trouble())}
 	}
 	return nil
 }

@@ -168,6 +168,14 @@ func TestCheckCommittedResults(t *testing.T) {
 	if !strings.Contains(out.String(), "H10  refuted") || !strings.Contains(out.String(), "re-judged from the stored metrics (format 1: no raw data kept): all match") {
 		t.Errorf("output:\n%s", out.String())
 	}
+	// The results of the current runner: recomputed from raw data.
+	for dir, want := range map[string]string{"replication-v2": "75 runs, 15 cells and 15 verdicts recomputed from raw data: all match",
+		"container-v2": "55 runs, 11 cells and 11 verdicts recomputed from raw data: all match"} {
+		out.Reset()
+		if code := run([]string{"check", "../../experiments/results/" + dir}, &out, &errb); code != 0 || !strings.Contains(out.String(), want) {
+			t.Errorf("check %s: exit %d:\n%s%s", dir, code, out.String(), errb.String())
+		}
+	}
 }
 
 // An experiment of fewer than 3 runs, and a check of a folder without

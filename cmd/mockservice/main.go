@@ -194,7 +194,7 @@ func bindFlags(fs *flag.FlagSet, cfg *config.Config) {
 		func() string { return def.Profile }, func(v string) { cfg.Profile = v })
 	str("admin-token", "bearer token required on /admin/* routes",
 		func() string { return "" }, func(v string) { cfg.AdminToken = v })
-	funcFlag(fs, "seed", fmt.Sprintf("seed of the service-time generators; enrichment uses seed, records seed+1 (default %d)", def.Seed),
+	funcFlag(fs, "seed", fmt.Sprintf("seed of the service-time generators; enrichment uses seed, records seed + 0x9e3779b9, a stream of its own (default %d)", def.Seed),
 		func(v string) error {
 			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil {

@@ -120,6 +120,11 @@ type Health struct {
 	TimeScale float64 `json:"time_scale"`
 }
 
+// RecordsSeed is the seed of the system of record's generator when the
+// enrichment API's is seed: a stream of its own, which no enrichment seed
+// near seed shares (seed+1 would be the next run's enrichment stream).
+func RecordsSeed(seed uint32) uint32 { return seed + 0x9e3779b9 }
+
 // ResetRequest is the optional body of POST /admin/reset. Without a seed the
 // stations are re-seeded with the configured one.
 type ResetRequest struct {

@@ -166,7 +166,7 @@ func (c Client) Reset(ctx context.Context) error {
 }
 
 // ResetSeed is Reset that also re-seeds the stations: the enrichment
-// station with seed, the system of record with seed+1.
+// station with seed, the system of record with RecordsSeed(seed).
 func (c Client) ResetSeed(ctx context.Context, seed uint32) error {
 	return c.do(ctx, http.MethodPost, PathAdminReset, ResetRequest{Seed: &seed}, nil)
 }

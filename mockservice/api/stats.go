@@ -10,7 +10,7 @@ type Stats struct {
 	StoredWrites    int     `json:"stored_writes"`
 	DuplicateWrites int     `json:"duplicate_writes"`
 	// Seed is the enrichment station's seed since the last reset; the
-	// system of record draws from Seed+1.
+	// system of record draws from RecordsSeed(Seed).
 	Seed     uint32                  `json:"seed"`
 	Stations map[string]StationStats `json:"stations"`
 }
