@@ -83,6 +83,9 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 	case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent):
 		// Written, and no answer: the system of record may have stored it.
 		return WriteUnknown, id
+	case res.Status == 0 && ctx.Err() != nil:
+		// The interruption came before the write reached the wire.
+		return Interrupted, id
 	default: // never sent, or answered with another status
 		return Failed, id
 	}
