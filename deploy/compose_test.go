@@ -54,7 +54,7 @@ func TestComposeSmoke(t *testing.T) {
 	}
 	name := fmt.Sprintf("smoke-%d", time.Now().UnixNano())
 	project := "loadlab" + strings.ReplaceAll(name, "-", "")
-	env := append(os.Environ(), "LOADLAB_RUNS=3", "LOADLAB_RECORDS=20", "LOADLAB_CALIBRATION_RUNS=0", "LOADLAB_TIME_SCALE=0.05",
+	env := append(os.Environ(), "LOADLAB_RUNS=3", "LOADLAB_RECORDS=5", "LOADLAB_CALIBRATION_RUNS=0", "LOADLAB_TIME_SCALE=0.05",
 		"LOADLAB_RESULTS_NAME="+name, fmt.Sprintf("MOCK_PORT=%d", freePort(t)), "CLIENT_CPUS=1")
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(compose[0], append(append(compose[1:], "-p", project, "-f", filepath.Join(root, "docker-compose.yml")), args...)...)

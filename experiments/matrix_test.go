@@ -40,6 +40,7 @@ func startMock(t *testing.T, spec Spec) (string, *config.Config) {
 // time scale 0.05, each run a CPU-limited child process of the real binary
 // against an in-process mock service.
 func TestTinyMatrixEndToEnd(t *testing.T) {
+	t.Parallel() // it checks counts, statuses and draws, not speed
 	bin := buildLoadlab(t)
 	dir := t.TempDir()
 	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", tinySpec))

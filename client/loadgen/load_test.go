@@ -50,11 +50,10 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 		{"queue 50", func(s *models.AdmissionScenario) { s.Queue = 50 }},
 		{"closed, 16 users", func(s *models.AdmissionScenario) { s.Generator = models.GeneratorClosed; s.Users = 16 }},
 	}
+	// One run at a time: side by side, the open runs now and then saw a
+	// 100 ms stall at the ramp and counted its arrivals behind.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// Three light runs (a few requests per real second each) side
-			// by side: make test gives -parallel 4.
-			t.Parallel()
 			sc := models.DefaultAdmissionScenario()
 			tt.change(&sc)
 			real, model := loadAgainstModel(t, sc)
