@@ -29,7 +29,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 		"Runs the experiment matrix: every strategy × scenario × client CPU setting, several runs per cell, each\n"+
 			"client run a child process under a real CPU limit (a cgroup quota where the machine allows it, else CPU\n"+
 			"affinity), against the mock service (in-process on loopback unless --target). Judges the preregistered\n"+
-			"hypotheses and writes results.json, report.md and report.html.\n\n"+
+			"hypotheses and writes results.json, report.md and report.html. Run k of every cell uses the mock service's\n"+
+			"seed + k; before each reset the runner waits for the mock service to go quiet (else the run is\n"+
+			"contaminated), and after each run it reconciles the client's figures with the server's (else invalid).\n"+
+			"Only valid runs count; a cell short of them is inconclusive (insufficient runs). A run whose --runs,\n"+
+			"--records, --time-scale or cells differ from the design the hypotheses were locked with is exploratory.\n\n"+
 			"Exit codes: 0 every run valid; 1 some runs failed, contaminated or invalid (listed in the report); 2 bad input, or a mock\n"+
 			"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n"+
 			"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n"+
