@@ -54,7 +54,7 @@ func (s *Service) Handler() http.Handler {
 // offered at the station (Station.Open): a client still sending its body
 // holds no worker and offers nothing yet, and a request refused for bad
 // input (4xx) never reaches the station.
-func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Station, req interface{ Check() error }) (leave func(), served bool) {
+func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Station, req interface{ Check() error }, replay time.Duration, admitted func()) (leave func(), served bool) {
 	leave = func() {}
 	if !validRequestID(w, r) || !decode(w, r, req) {
 		return leave, false
@@ -64,13 +64,21 @@ func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Sta
 		return leave, false
 	}
 	leave = st.Open()
-	res := st.Do(r.Context(), r.Header.Get(api.HeaderRequestID))
+	res := st.DoFor(r.Context(), r.Header.Get(api.HeaderRequestID), replay, admitted)
 	return leave, !answeredUnserved(w, cfg, res)
 }
 
 func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
+	replay, ok := s.replayOf(w, r)
+	if !ok {
+		return
+	}
+	admitted, ok := s.inOrder(w, r)
+	if !ok {
+		return
+	}
 	var req api.EnrichRequest
-	leave, served := through(w, r, s.enrichment, s.cfg.Enrichment, &req)
+	leave, served := through(w, r, s.enrichment, s.cfg.Enrichment, &req, replay, admitted)
 	defer leave()
 	if !served {
 		return
@@ -81,7 +89,7 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 	var req api.WriteRequest
-	leave, served := through(w, r, s.records, s.cfg.Records, &req)
+	leave, served := through(w, r, s.records, s.cfg.Records, &req, -1, nil)
 	defer leave()
 	if !served {
 		return
@@ -92,6 +100,52 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID, "stored": false, "duplicate": true})
 }
+
+// replayOf reads api.HeaderReplay: the service time to replay, or -1 when
+// the request has none. In a service not started in replay mode, or with
+// a value that is not a number of milliseconds in [0, api.MaxReplay], it
+// answers 400 and reports false.
+func (s *Service) replayOf(w http.ResponseWriter, r *http.Request) (time.Duration, bool) {
+	v := r.Header.Get(api.HeaderReplay)
+	if v == "" {
+		return -1, true
+	}
+	if !s.cfg.Replay {
+		writeError(w, http.StatusBadRequest, api.HeaderReplay+": this mock service is not in replay mode")
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	d := time.Duration(ms * float64(time.Millisecond))
+	if err != nil || !(ms >= 0) || d > api.MaxReplay {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q is not a number of milliseconds in [0, %v]", api.HeaderReplay, v, api.MaxReplay))
+		return 0, false
+	}
+	return d, true
+}
+
+// inOrder reads api.HeaderReplaySeq (replay mode only): the request waits,
+// at most replaySeqWait, until every request of a lower number since the
+// last reset has been admitted, and the returned func, called at its own
+// admission, lets the next one in. Requests a client sends at once over
+// several connections then reach the station in the order it issued them,
+// as the model has it. Without the header: nil, no wait.
+func (s *Service) inOrder(w http.ResponseWriter, r *http.Request) (admitted func(), ok bool) {
+	v := r.Header.Get(api.HeaderReplaySeq)
+	if v == "" {
+		return nil, true
+	}
+	n, err := strconv.Atoi(v)
+	if !s.cfg.Replay || err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q: a number ≥ 0, in replay mode only", api.HeaderReplaySeq, v))
+		return nil, false
+	}
+	s.seq.await(r.Context(), n, replaySeqWait)
+	return func() { s.seq.done(n) }, true
+}
+
+// replaySeqWait bounds the wait for a lower-numbered request that may never
+// come (its client gave up, say): past it the request goes in anyway.
+const replaySeqWait = 100 * time.Millisecond
 
 // handleIdentify answers OPTIONS on a load route: 204, the methods the
 // route allows, and the service's identity (identify). It never reaches the

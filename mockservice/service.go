@@ -11,9 +11,11 @@
 package mockservice
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -41,6 +43,62 @@ type Service struct {
 	stored     map[string]bool // id -> complete
 	duplicates int
 	seed       uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
+
+	seq sequencer // replay mode: the issue order of api.HeaderReplaySeq
+}
+
+// sequencer lets numbered requests in, in order: await(n) returns once
+// done has been called for every number below n (or after a wait limit).
+type sequencer struct {
+	mu   sync.Mutex
+	next int
+	wait map[int]chan struct{}
+}
+
+func (q *sequencer) await(ctx context.Context, n int, limit time.Duration) {
+	q.mu.Lock()
+	if n <= q.next {
+		q.mu.Unlock()
+		return
+	}
+	if q.wait == nil {
+		q.wait = map[int]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	q.wait[n] = ch
+	q.mu.Unlock()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	if q.wait[n] == ch {
+		delete(q.wait, n)
+	}
+	q.mu.Unlock()
+}
+
+func (q *sequencer) done(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.next = max(q.next, n+1)
+	if ch, ok := q.wait[q.next]; ok {
+		close(ch)
+		delete(q.wait, q.next)
+	}
+}
+
+func (q *sequencer) reset() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.next = 0
+	for n, ch := range q.wait {
+		close(ch)
+		delete(q.wait, n)
+	}
 }
 
 // profile is a config.Profile with its distributions built.
@@ -142,6 +200,7 @@ func (s *Service) ResetSeed(seed uint32) {
 	s.duplicates = 0
 	s.seed = seed
 	s.mu.Unlock()
+	s.seq.reset()
 	s.enrichment.Reset(seed)
 	s.records.Reset(api.RecordsSeed(seed))
 	s.log.Reset()

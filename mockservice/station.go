@@ -73,6 +73,7 @@ type waiter struct {
 	granted bool      // set under Station.mu before ready is closed
 	start   time.Time // when its service starts (set with granted)
 	planned time.Duration
+	replay  time.Duration // the service time to replay (lab time), or < 0: draw
 }
 
 // NewStation returns a station named name (used as the metric label) with
@@ -128,11 +129,15 @@ func (s *Station) leave() {
 }
 
 // startLocked takes a worker for a service starting at start and samples
-// its service time. s.mu must be held.
-func (s *Station) startLocked(start time.Time) time.Duration {
+// its service time, or takes replay (lab time) when it is ≥ 0. s.mu must
+// be held.
+func (s *Station) startLocked(start time.Time, replay time.Duration) time.Duration {
 	s.busy++
 	s.hwm.Busy = max(s.hwm.Busy, s.busy)
-	draw := s.dist.Sample(s.src)
+	draw := replay
+	if replay < 0 {
+		draw = s.dist.Sample(s.src)
+	}
 	s.draws++
 	s.plannedLab += draw.Seconds()
 	planned := time.Duration(float64(draw) * s.scale)
@@ -147,7 +152,17 @@ func (s *Station) startLocked(start time.Time) time.Duration {
 // (or dropped). ctx is the client's: its end marks the client as gone, which
 // cancels the work only with CancelOnDisconnect. id, when not empty, names
 // the request in the station's request log.
-func (s *Station) Do(ctx context.Context, id string) Result {
+func (s *Station) Do(ctx context.Context, id string) Result { return s.DoFor(ctx, id, -1, nil) }
+
+// DoFor is Do with the service time given: replay, in lab time (before the
+// time scale), instead of a draw; a negative replay draws as Do does. It
+// replays a recorded workload (loadlab simulate concurrency --real).
+// admitted, when not nil, is called once the request has a worker, a place
+// in the queue or its refusal, before it waits.
+func (s *Station) DoFor(ctx context.Context, id string, replay time.Duration, admitted func()) Result {
+	if admitted == nil {
+		admitted = func() {}
+	}
 	arrived := time.Now()
 	entry := s.log.add(id, s.name, arrived)
 	var start time.Time
@@ -158,14 +173,16 @@ admission:
 		switch {
 		case s.busy < s.cfg.Workers:
 			start = time.Now()
-			planned = s.startLocked(start)
+			planned = s.startLocked(start, replay)
 			s.mu.Unlock()
+			admitted()
 			break admission
 		case s.cfg.Queue == config.UnboundedQueue || s.queue.Len() < s.cfg.Queue:
-			w := &waiter{arrived: arrived, ready: make(chan struct{})}
+			w := &waiter{arrived: arrived, ready: make(chan struct{}), replay: replay}
 			el := s.queue.PushBack(w)
 			s.hwm.Queue = max(s.hwm.Queue, s.queue.Len())
 			s.mu.Unlock()
+			admitted()
 			if !s.waitTurn(ctx, w, el) {
 				wait := time.Since(arrived)
 				s.finish(api.OutcomeCancelled, 0)
@@ -185,6 +202,7 @@ admission:
 		}
 		s.requests[api.OutcomeRejected]++
 		s.mu.Unlock()
+		admitted()
 		s.log.end(entry, time.Time{}, time.Now(), api.OutcomeRejected)
 		return Result{Outcome: api.OutcomeRejected}
 	}
@@ -335,7 +353,7 @@ func (s *Station) releaseLocked(plannedEnd, handoff time.Time) {
 		if w.arrived.After(handoff) {
 			w.start = w.arrived
 		}
-		w.planned = s.startLocked(w.start)
+		w.planned = s.startLocked(w.start, w.replay)
 		w.granted = true
 		close(w.ready)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,61 @@ func TestResetWithSeed(t *testing.T) {
 	}
 	if code, body := do(t, "POST", url+"/admin/reset", "", `{"seed":-1}`); code != http.StatusBadRequest {
 		t.Errorf("negative seed: %d %s, want 400", code, body)
+	}
+}
+
+// Replay mode: X-Loadlab-Replay-Ms sets a request's service time (lab
+// time, times the time scale); without replay mode, or with a bad value,
+// the header is refused (400). X-Loadlab-Replay-Seq admits requests in
+// their number's order: one numbered 1 waits for 0 (at most 100 ms).
+func TestReplayMode(t *testing.T) {
+	send := func(url, ms, seq string) (int, http.Header) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/enrich", strings.NewReader(`{"record_id":"r","step":1}`))
+		req.Header.Set(api.HeaderReplay, ms)
+		if seq != "" {
+			req.Header.Set(api.HeaderReplaySeq, seq)
+			req.Header.Set(api.HeaderRequestID, "seq"+seq)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	plain, _ := startService(t, config.Default())
+	if code, _ := send(plain, "40", ""); code != http.StatusBadRequest {
+		t.Errorf("replay header without replay mode: %d, want 400", code)
+	}
+	cfg := config.Default()
+	cfg.Replay, cfg.TimeScale = true, 0.5
+	url, svc := startService(t, cfg)
+	code, h := send(url, "40", "")
+	ms, _ := strconv.ParseFloat(h.Get(api.HeaderService), 64)
+	if code != http.StatusOK || ms < 19.9 || ms > 30 {
+		t.Errorf("replayed 40 ms at time scale 0.5: %d, service %v ms; want 200 and 20 ms", code, ms)
+	}
+	for _, bad := range []string{"-1", "x", "1e12"} {
+		if code, _ := send(url, bad, ""); code != http.StatusBadRequest {
+			t.Errorf("replay %q: %d, want 400", bad, code)
+		}
+	}
+	svc.Reset()
+	done := make(chan struct{})
+	go func() { send(url, "0", "1"); close(done) }()
+	time.Sleep(30 * time.Millisecond) // number 1 is waiting for number 0
+	send(url, "0", "0")
+	<-done
+	snap, err := (api.Client{BaseURL: url}).RequestLog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Entries) != 2 || snap.Entries[0].ID != "seq0" || snap.Entries[1].ID != "seq1" {
+		t.Errorf("admitted %+v; want seq0 then seq1", snap.Entries)
+	}
+	start := time.Now()
+	send(url, "0", "5") // 2..4 never come: admitted after the wait limit
+	if el := time.Since(start); el < 90*time.Millisecond || el > time.Second {
+		t.Errorf("a number whose predecessors never come waited %v; want about 100 ms", el)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -30,6 +31,15 @@ const (
 const (
 	// HeaderRequestID names a request in the station's request log.
 	HeaderRequestID = "X-Request-Id"
+	// HeaderReplay gives a request's service time in milliseconds (lab
+	// time) to a mock service started in replay mode (config.Replay).
+	HeaderReplay = "X-Loadlab-Replay-Ms"
+	// HeaderReplaySeq gives a replayed request's place in its client's
+	// issue order since the last reset (0, 1, …); the station admits them
+	// in that order (replay mode only).
+	HeaderReplaySeq = "X-Loadlab-Replay-Seq"
+	// MaxReplay bounds a replayed service time.
+	MaxReplay = time.Hour
 	// HeaderQueueWait and HeaderService report, in milliseconds, a
 	// request's wait for a worker and the time the worker was held.
 	HeaderQueueWait = "X-Queue-Wait-Ms"

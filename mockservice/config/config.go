@@ -145,6 +145,10 @@ type Config struct {
 	// RequestLogCap bounds the per-request log (requests that carry an
 	// X-Request-Id header) kept since the last reset; 0 turns it off.
 	RequestLogCap int `yaml:"request_log_cap" json:"request_log_cap"`
+	// Replay accepts api.HeaderReplay on POST /enrich: the request is
+	// served for exactly that many milliseconds (lab time) instead of a
+	// draw. Off, the header is refused (400): only a replay client sets it.
+	Replay bool `yaml:"replay" json:"replay"`
 }
 
 // Default returns the lab's service: enrichment with 256 workers and an
