@@ -99,6 +99,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"simulate", "concurrency", "--limits", "0"},
 		{"simulate", "concurrency", "--durations", "75:80"},
 		{"simulate", "concurrency", "--workers", "x"},
+		{"simulate", "concurrency", "--real", "--time-scale", "0"},
+		{"simulate", "concurrency", "--real", "--seeds", "1-5000"},
 		{"simulate", "admission", "--ramp-start", "30", "--ramp-end", "20"},
 		{"simulate", "admission", "--generator", "poisson"},
 		{"simulate", "admission", "extra"},

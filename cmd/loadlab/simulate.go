@@ -1,18 +1,75 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
+	"github.com/loadlab/loadlab/client/replay"
 	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
+
+// maxRealWorkloads bounds --real: each workload is replayed in real time.
+const maxRealWorkloads = 1000
+
+// replayConcurrency replays every workload under every limit against an
+// in-process mock service in replay mode and prints model and real side
+// by side.
+func replayConcurrency(sc models.ConcurrencyScenario, scale float64, asJSON bool, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := config.Default()
+	cfg.Listen, cfg.TimeScale, cfg.Replay = "127.0.0.1:0", scale, true
+	cfg.Enrichment = config.Station{Workers: sc.Workers, Queue: config.UnboundedQueue, RejectStatus: 503, PreciseTimers: true}
+	cfg.RequestLogCap = max(cfg.RequestLogCap, sc.Requests)
+	_, url, shutdown, err := mockservice.Start(cfg)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	defer shutdown()
+	dist, _ := sc.Durations.Build()
+	var out []replay.Strategy
+	for _, limit := range sc.Limits {
+		var model []models.ConcurrencyMetrics
+		var real []replay.Trial
+		for seed := uint64(sc.SeedFrom); seed <= uint64(sc.SeedTo); seed++ {
+			w := models.Workload(dist, sc.Requests, uint32(seed))
+			model = append(model, models.SimulateTrial(w, sc.Workers, limit, sc.Timeout))
+			t, err := replay.Run(ctx, replay.Config{Target: url, Limit: limit, Timeout: sc.Timeout, TimeScale: scale}, uint32(seed), w)
+			if err != nil {
+				if ctx.Err() != nil {
+					return interrupted(fmt.Errorf("simulate: interrupted: %w", ctx.Err()))
+				}
+				return fmt.Errorf("simulate: %w", err)
+			}
+			real = append(real, t)
+		}
+		out = append(out, replay.Compare(models.StrategyName(limit, sc.Requests), limit, model, real))
+	}
+	if asJSON {
+		return writeJSON(stdout, map[string]any{"time_scale": scale, "workloads": sc.SeedTo - sc.SeedFrom + 1, "strategies": out})
+	}
+	replay.WriteTable(stdout, int(sc.SeedTo-sc.SeedFrom)+1, scale, out)
+	return nil
+}
 
 func simulateConcurrency(args []string, stdout io.Writer) error {
 	sc := models.DefaultConcurrencyScenario()
 	fs, parse := newFlagSet("simulate concurrency",
 		"Runs every client limit on every seeded workload of the published concurrency simulation and\n"+
-			"prints the median, minimum and maximum of each metric. Pure simulated time: no network.\n", stdout)
+			"prints the median, minimum and maximum of each metric. Pure simulated time: no network.\n"+
+			"With --real it also replays each workload over real HTTP against an in-process mock service in\n"+
+			"replay mode (the scenario's workers, unbounded FIFO queue, each request served for exactly its\n"+
+			"workload duration, work finished after the client gives up) and prints model and real side by\n"+
+			"side, with how many workloads differ and the near-ties (work the server finished within 5 ms of the\n"+
+			"client's deadline, real time).\n", stdout)
 	fs.IntVar(&sc.Requests, "requests", sc.Requests, "requests per workload")
 	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
 	fs.DurationVar(&sc.Timeout, "timeout", sc.Timeout, "client timeout, from issue")
@@ -21,8 +78,15 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	durations := fs.String("durations", "75:80-240,20:241-500,5:800-1200",
 		"request durations: a mixture WEIGHT:LO-HI,... of whole-millisecond uniform ranges")
 	asJSON := fs.Bool("json", false, `print {"strategies": [...]} as JSON instead of the table`)
+	real := fs.Bool("real", false, "also replay the workloads over real HTTP and compare (default seeds 1-10)")
+	scale := fs.Float64("time-scale", 1, "with --real: multiply every duration by this (figures stay in lab ms)")
 	if err := parse(args); err != nil {
 		return err
+	}
+	seedsSet := false
+	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
+	if *real && !seedsSet {
+		*seeds = "1-10"
 	}
 	var err error
 	if sc.SeedFrom, sc.SeedTo, err = models.ParseSeeds(*seeds); err != nil {
@@ -36,6 +100,15 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	}
 	if err := sc.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	if *real {
+		if err := api.CheckTimeScale(*scale); err != nil {
+			return usageErr("--time-scale: %v", err)
+		}
+		if n := uint64(sc.SeedTo-sc.SeedFrom) + 1; n > maxRealWorkloads {
+			return usageErr("--seeds: %d workloads; --real replays at most %d", n, maxRealWorkloads)
+		}
+		return replayConcurrency(sc, *scale, *asJSON, stdout)
 	}
 	rep, err := models.SimulateConcurrency(sc)
 	if err != nil {

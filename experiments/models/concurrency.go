@@ -389,3 +389,9 @@ func growBool(s []bool, n int) []bool {
 	clear(s)
 	return s
 }
+
+// SummarizeTrials is the median, minimum and maximum of each metric over
+// trials (the real replay's figures summarized as the model's are).
+func SummarizeTrials(trials []ConcurrencyMetrics) (med, lo, hi ConcurrencyMetrics) {
+	return summarize(trials)
+}

@@ -1,0 +1,246 @@
+// Package replay sends the seeded workloads of the concurrency simulation
+// over real HTTP to a mock service in replay mode and measures what the
+// model computes: each request is served for exactly its workload
+// duration, the client keeps at most a limit in flight and gives up at the
+// timeout, the server finishes the work anyway.
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/client/transport"
+	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/mockservice/api"
+)
+
+// NearTie is how close to its deadline (real time) a request's outcome may
+// come before it is reported as a near-tie: within it, which of the two
+// happened first depends on timers, not on the workload.
+const NearTie = 5 * time.Millisecond
+
+// Trial is one workload under one client limit, measured.
+type Trial struct {
+	Seed    uint32                    `json:"seed"`
+	Metrics models.ConcurrencyMetrics `json:"metrics"`
+	// NearTies counts requests the server finished within NearTie, plus
+	// AdmissionLagMs, of the client's deadline; they are classified as
+	// observed (a 200 in time is completed, else timed out), and counted
+	// here.
+	NearTies int `json:"near_ties"`
+	// AdmissionLagMs is the longest real delay in the workload from a
+	// request's issue by the client to its admission by the station.
+	AdmissionLagMs float64 `json:"admission_lag_ms"`
+}
+
+// Config is one replay: the workloads (by seed), one client limit.
+type Config struct {
+	// Target is the mock service's base URL; it must be in replay mode
+	// with the scenario's workers and an unbounded FIFO queue.
+	Target  string
+	Token   string
+	Limit   int
+	Timeout time.Duration // the client's, lab time
+	// TimeScale multiplies every duration; figures come back in lab
+	// milliseconds.
+	TimeScale float64
+}
+
+// Run replays one workload: it resets the mock service, sends the
+// durations' requests in order with at most cfg.Limit in flight, waits for
+// the server to finish every one, and reads the server's request log.
+func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration) (Trial, error) {
+	mock := api.Client{BaseURL: cfg.Target, Token: cfg.Token}
+	if err := mock.Reset(ctx); err != nil {
+		return Trial{}, fmt.Errorf("replay: reset: %w", err)
+	}
+	n := len(durations)
+	hc := transport.New(min(cfg.Limit, n))
+	defer hc.CloseIdleConnections()
+	timeout := time.Duration(float64(cfg.Timeout) * cfg.TimeScale)
+	issue := make([]time.Time, n)
+	outcome := make([]time.Time, n)
+	done := make([]bool, n) // answered 200 within the timeout
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	sem := make(chan struct{}, cfg.Limit)
+	var wg sync.WaitGroup
+	var failure error
+	start := time.Now()
+	for i, d := range durations {
+		sem <- struct{}{}
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		issue[i] = time.Now()
+		deadline := issue[i].Add(timeout)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := send(ctx, hc, cfg.Target, fmt.Sprintf("r%d-%d", seed, i), i, d, deadline)
+			at := time.Now()
+			if !ok {
+				at = deadline // the client gave up then; noticing it later is not the outcome
+			}
+			mu.Lock()
+			outcome[i], done[i] = at, ok
+			if err != nil && failure == nil {
+				failure = err
+			}
+			inFlight--
+			mu.Unlock()
+			<-sem
+		}()
+	}
+	wg.Wait()
+	if failure != nil {
+		return Trial{}, failure
+	}
+	snap, err := waitLog(ctx, mock, n)
+	if err != nil {
+		return Trial{}, err
+	}
+	st, err := mock.Stats(ctx)
+	if err != nil {
+		return Trial{}, fmt.Errorf("replay: stats: %w", err)
+	}
+	t, err := measure(seed, start, issue, outcome, done, peak, snap, timeout, cfg.TimeScale)
+	// The station's own longest queue since the reset.
+	t.Metrics.PeakQueue = float64(st.Stations[api.Enrichment].HighWater.Queue)
+	return t, err
+}
+
+// send makes one replayed request; ok is a 200 within the timeout. An
+// answer other than 200 or a timeout is an error: the replay is not valid.
+func send(ctx context.Context, hc *http.Client, target, id string, seq int, d time.Duration, deadline time.Time) (ok bool, err error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	body, _ := json.Marshal(api.EnrichRequest{RecordID: id, Step: 1})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target+api.PathEnrich, bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(api.HeaderRequestID, id)
+	req.Header.Set(api.HeaderReplay, strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64))
+	req.Header.Set(api.HeaderReplaySeq, strconv.Itoa(seq))
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, nil // gave up at the timeout
+		}
+		return false, fmt.Errorf("replay: %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && ctx.Err() != nil {
+		return false, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("replay: %s: status %d (is the mock service in replay mode?)", id, resp.StatusCode)
+	}
+	return true, nil
+}
+
+// waitLog waits until the server has finished all n requests (it finishes
+// timed-out work too) and returns its request log.
+func waitLog(ctx context.Context, mock api.Client, n int) (api.RequestLogSnapshot, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		snap, err := mock.RequestLog(ctx)
+		if err != nil {
+			return snap, fmt.Errorf("replay: request log: %w", err)
+		}
+		finished := 0
+		for _, e := range snap.Entries {
+			if e.Finished != nil {
+				finished++
+			}
+		}
+		if finished == n && len(snap.Entries) == n {
+			return snap, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return snap, fmt.Errorf("replay: the server finished %d of %d requests", finished, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// measure computes the model's figures from the client's records and the
+// server's request log, in lab milliseconds from the first issue (all but
+// the peak queue, which Run reads from the station's high-water mark).
+func measure(seed uint32, start time.Time, issue, outcome []time.Time, done []bool, peak int,
+	snap api.RequestLogSnapshot, timeout time.Duration, scale float64) (Trial, error) {
+	n := len(issue)
+	lab := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / scale }
+	t := Trial{Seed: seed}
+	m := &t.Metrics
+	m.PeakInFlight = float64(peak)
+	var last time.Time
+	for i := range n {
+		if done[i] {
+			m.Completed++
+		} else {
+			m.TimedOut++
+		}
+		last = later(last, outcome[i])
+	}
+	m.ClientOutcomeMs = lab(last.Sub(start))
+	byID := map[string]api.RequestEntry{}
+	for _, e := range snap.Entries {
+		byID[e.ID] = e
+	}
+	entries := make([]api.RequestEntry, n)
+	var lag time.Duration // the longest delay from a client's issue to the station's admission
+	for i := range n {
+		e, ok := byID[fmt.Sprintf("r%d-%d", seed, i)]
+		if !ok || e.Started == nil || e.Finished == nil {
+			return t, fmt.Errorf("replay: request %d of workload %d is not in the server's log as served", i, seed)
+		}
+		entries[i] = e
+		lag = max(lag, e.Arrived.Sub(issue[i]))
+	}
+	t.AdmissionLagMs = float64(lag) / float64(time.Millisecond)
+	waits := make([]float64, 0, n)
+	var drain time.Time
+	var after time.Duration
+	for i, e := range entries {
+		waits = append(waits, lab(e.Started.Sub(e.Arrived)))
+		// The server finished the work within NearTie, plus the run's own
+		// delay from issue to admission, of the client's deadline: which
+		// came first is up to timers, not the workload.
+		if gap := e.Finished.Sub(issue[i].Add(timeout)); gap > -(NearTie+lag) && gap < NearTie+lag {
+			t.NearTies++
+		}
+		drain = later(drain, *e.Finished)
+		if !done[i] {
+			deadline := issue[i].Add(timeout)
+			if e.Started.After(deadline) {
+				deadline = *e.Started
+			}
+			after += max(e.Finished.Sub(deadline), 0)
+		}
+	}
+	slices.Sort(waits)
+	m.P95QueueWaitMs = models.NearestRank(waits, 0.95)
+	m.MaxQueueWaitMs = waits[n-1]
+	m.ServerDrainMs = lab(drain.Sub(start))
+	m.WorkAfterTimeoutMs = lab(after)
+	return t, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadlab/loadlab/client/replay"
+)
+
+// perCallOverhead is the real time a call costs beyond its service on this
+// machine, one call at a time, as BenchmarkCallOverhead measured it
+// (0.46–0.54 ms; README, Performance), rounded up.
+const perCallOverhead = 0.6 // ms
+
+// loadlab simulate concurrency --real, built without the race detector as
+// users run it, on the published workloads 1–3 at time scale 0.2 (about
+// 12 s): for every limit, peak queue and calls in flight equal the model's;
+// a workload's completed and timed-out counts equal the model's unless the
+// server finished some work within 5 ms of the client's deadline (a
+// near-tie, reported); and the medians of the client's outcome time and
+// the server's drain time are within 2% plus what the per-call overhead can
+// add along a chain of calls one after another — 48 / min(limit, 8
+// workers) of them — in lab time: chain × 0.6 ms / (0.2 × the model's
+// time). At time scale 1 on
+// workloads 1–10 (README) the medians of every count are equal and the
+// times within 0.5%.
+func TestSimulateRealAgreesWithTheModel(t *testing.T) {
+	t.Parallel() // beside the silent-target tests, which only wait
+	bin := filepath.Join(t.TempDir(), "loadlab")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const scale = 0.2
+	out, err := exec.Command(bin, "simulate", "concurrency", "--real", "--seeds", "1-3", "--time-scale", "0.2", "--json").Output()
+	if err != nil {
+		t.Fatalf("simulate --real: %v\n%s", err, out)
+	}
+	var res struct {
+		Strategies []replay.Strategy `json:"strategies"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Strategies) != 4 {
+		t.Fatalf("%d strategies, want the 4 limits", len(res.Strategies))
+	}
+	for _, s := range res.Strategies {
+		mm, rm := s.Model.Median, s.Real.Median
+		if len(s.Trials) != 3 || rm.PeakQueue != mm.PeakQueue || rm.PeakInFlight != mm.PeakInFlight || s.DifferWithoutTie != 0 {
+			t.Errorf("%s: real %+v, model %+v, %d trials, %d workloads differ without a near-tie", s.Name, rm, mm, len(s.Trials), s.DifferWithoutTie)
+		}
+		for _, c := range []struct {
+			name        string
+			real, model float64
+		}{{"client_outcome_ms", rm.ClientOutcomeMs, mm.ClientOutcomeMs}, {"server_drain_ms", rm.ServerDrainMs, mm.ServerDrainMs}} {
+			chain := math.Ceil(48 / float64(min(s.Limit, 8)))
+			tol := 0.02 + chain*perCallOverhead/(scale*c.model)
+			if d := math.Abs(c.real-c.model) / c.model; d > tol {
+				t.Errorf("%s: %s real %.1f, model %.1f: %.2f%% apart, tolerance %.2f%%", s.Name, c.name, c.real, c.model, 100*d, 100*tol)
+			}
+		}
+		t.Logf("%s: completed %v vs %v, outcome %.1f vs %.1f ms, drain %.1f vs %.1f ms, %d near-ties", s.Name,
+			rm.Completed, mm.Completed, rm.ClientOutcomeMs, mm.ClientOutcomeMs, rm.ServerDrainMs, mm.ServerDrainMs, s.NearTies)
+	}
+}
