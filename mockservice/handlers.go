@@ -57,10 +57,16 @@ func (s *Service) Handler() http.Handler {
 func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Station, req interface{ Check() error }, replay time.Duration, admitted func()) (leave func(), served bool) {
 	leave = func() {}
 	if !validRequestID(w, r) || !decode(w, r, req) {
+		if admitted != nil {
+			admitted() // refused: the next in issue order need not wait for it
+		}
 		return leave, false
 	}
 	if err := req.Check(); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		if admitted != nil {
+			admitted()
+		}
 		return leave, false
 	}
 	leave = st.Open()
@@ -115,12 +121,12 @@ func (s *Service) replayOf(w http.ResponseWriter, r *http.Request) (time.Duratio
 		return 0, false
 	}
 	ms, err := strconv.ParseFloat(v, 64)
-	d := time.Duration(ms * float64(time.Millisecond))
-	if err != nil || !(ms >= 0) || d > api.MaxReplay {
+	// Bounded before the conversion: a huge value would overflow.
+	if err != nil || !(ms >= 0) || ms > float64(api.MaxReplay/time.Millisecond) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q is not a number of milliseconds in [0, %v]", api.HeaderReplay, v, api.MaxReplay))
 		return 0, false
 	}
-	return d, true
+	return time.Duration(ms * float64(time.Millisecond)), true
 }
 
 // inOrder reads api.HeaderReplaySeq (replay mode only): the request waits,
@@ -139,8 +145,8 @@ func (s *Service) inOrder(w http.ResponseWriter, r *http.Request) (admitted func
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q: a number ≥ 0, in replay mode only", api.HeaderReplaySeq, v))
 		return nil, false
 	}
-	s.seq.await(r.Context(), n, replaySeqWait)
-	return func() { s.seq.done(n) }, true
+	epoch := s.seq.await(r.Context(), n, replaySeqWait)
+	return func() { s.seq.done(epoch, n) }, true
 }
 
 // replaySeqWait bounds the wait for a lower-numbered request that may never

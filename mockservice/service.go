@@ -50,16 +50,19 @@ type Service struct {
 // sequencer lets numbered requests in, in order: await(n) returns once
 // done has been called for every number below n (or after a wait limit).
 type sequencer struct {
-	mu   sync.Mutex
-	next int
-	wait map[int]chan struct{}
+	mu    sync.Mutex
+	next  int
+	epoch int // advanced by reset: a done from before it counts for nothing
+	wait  map[int]chan struct{}
 }
 
-func (q *sequencer) await(ctx context.Context, n int, limit time.Duration) {
+// await returns the epoch in which n was let in.
+func (q *sequencer) await(ctx context.Context, n int, limit time.Duration) int {
 	q.mu.Lock()
+	epoch := q.epoch
 	if n <= q.next {
 		q.mu.Unlock()
-		return
+		return epoch
 	}
 	if q.wait == nil {
 		q.wait = map[int]chan struct{}{}
@@ -78,16 +81,25 @@ func (q *sequencer) await(ctx context.Context, n int, limit time.Duration) {
 	if q.wait[n] == ch {
 		delete(q.wait, n)
 	}
+	epoch = q.epoch
 	q.mu.Unlock()
+	return epoch
 }
 
-func (q *sequencer) done(n int) {
+// done lets in every waiter numbered up to n+1 (one that timed out ahead
+// of its turn may have moved next past others).
+func (q *sequencer) done(epoch, n int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if epoch != q.epoch {
+		return
+	}
 	q.next = max(q.next, n+1)
-	if ch, ok := q.wait[q.next]; ok {
-		close(ch)
-		delete(q.wait, q.next)
+	for m, ch := range q.wait {
+		if m <= q.next {
+			close(ch)
+			delete(q.wait, m)
+		}
 	}
 }
 
@@ -95,6 +107,7 @@ func (q *sequencer) reset() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.next = 0
+	q.epoch++
 	for n, ch := range q.wait {
 		close(ch)
 		delete(q.wait, n)

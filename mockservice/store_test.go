@@ -210,7 +210,7 @@ func TestReplayMode(t *testing.T) {
 	if code != http.StatusOK || ms < 19.9 || ms > 30 {
 		t.Errorf("replayed 40 ms at time scale 0.5: %d, service %v ms; want 200 and 20 ms", code, ms)
 	}
-	for _, bad := range []string{"-1", "x", "1e12"} {
+	for _, bad := range []string{"-1", "x", "1e12", "1e13", "Inf", "1e300", "NaN"} {
 		if code, _ := send(url, bad, ""); code != http.StatusBadRequest {
 			t.Errorf("replay %q: %d, want 400", bad, code)
 		}

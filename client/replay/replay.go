@@ -32,9 +32,9 @@ type Trial struct {
 	Seed    uint32                    `json:"seed"`
 	Metrics models.ConcurrencyMetrics `json:"metrics"`
 	// NearTies counts requests the server finished within NearTie, plus
-	// AdmissionLagMs, of the client's deadline; they are classified as
-	// observed (a 200 in time is completed, else timed out), and counted
-	// here.
+	// the request's own delay from issue to admission, of the client's
+	// deadline; they are classified as observed (a 200 in time is
+	// completed, else timed out), and counted here.
 	NearTies int `json:"near_ties"`
 	// AdmissionLagMs is the longest real delay in the workload from a
 	// request's issue by the client to its admission by the station.
@@ -58,6 +58,16 @@ type Config struct {
 // durations' requests in order with at most cfg.Limit in flight, waits for
 // the server to finish every one, and reads the server's request log.
 func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration) (Trial, error) {
+	switch {
+	case cfg.Limit < 1:
+		return Trial{}, fmt.Errorf("replay: limit %d must be ≥ 1", cfg.Limit)
+	case len(durations) == 0:
+		return Trial{}, fmt.Errorf("replay: workload %d has no requests", seed)
+	case !(cfg.TimeScale > 0) || cfg.Timeout <= 0:
+		return Trial{}, fmt.Errorf("replay: time scale %g and timeout %v must be > 0", cfg.TimeScale, cfg.Timeout)
+	}
+	ctx, cancel := context.WithCancel(ctx) // the first failure stops the rest
+	defer cancel()
 	mock := api.Client{BaseURL: cfg.Target, Token: cfg.Token}
 	if err := mock.Reset(ctx); err != nil {
 		return Trial{}, fmt.Errorf("replay: reset: %w", err)
@@ -95,6 +105,7 @@ func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration
 			outcome[i], done[i] = at, ok
 			if err != nil && failure == nil {
 				failure = err
+				cancel()
 			}
 			inFlight--
 			mu.Unlock()
@@ -105,7 +116,13 @@ func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration
 	if failure != nil {
 		return Trial{}, failure
 	}
-	snap, err := waitLog(ctx, mock, n)
+	// The server finishes every request's work: at most the sum of the
+	// durations after the last issue, at the time scale, plus a margin.
+	var work time.Duration
+	for _, d := range durations {
+		work += d
+	}
+	snap, err := waitLog(ctx, mock, n, 10*time.Second+time.Duration(float64(work)*cfg.TimeScale))
 	if err != nil {
 		return Trial{}, err
 	}
@@ -152,12 +169,15 @@ func send(ctx context.Context, hc *http.Client, target, id string, seq int, d ti
 
 // waitLog waits until the server has finished all n requests (it finishes
 // timed-out work too) and returns its request log.
-func waitLog(ctx context.Context, mock api.Client, n int) (api.RequestLogSnapshot, error) {
-	deadline := time.Now().Add(time.Minute)
+func waitLog(ctx context.Context, mock api.Client, n int, limit time.Duration) (api.RequestLogSnapshot, error) {
+	deadline := time.Now().Add(limit)
 	for {
 		snap, err := mock.RequestLog(ctx)
 		if err != nil {
 			return snap, fmt.Errorf("replay: request log: %w", err)
+		}
+		if snap.Dropped > 0 || len(snap.Entries) > n {
+			return snap, fmt.Errorf("replay: the server's request log holds %d entries and dropped %d: other traffic, or a log smaller than the workload", len(snap.Entries), snap.Dropped)
 		}
 		finished := 0
 		for _, e := range snap.Entries {
@@ -199,25 +219,23 @@ func measure(seed uint32, start time.Time, issue, outcome []time.Time, done []bo
 	for _, e := range snap.Entries {
 		byID[e.ID] = e
 	}
-	entries := make([]api.RequestEntry, n)
-	var lag time.Duration // the longest delay from a client's issue to the station's admission
+	waits := make([]float64, 0, n)
+	var drain time.Time
+	var after time.Duration
 	for i := range n {
 		e, ok := byID[fmt.Sprintf("r%d-%d", seed, i)]
 		if !ok || e.Started == nil || e.Finished == nil {
 			return t, fmt.Errorf("replay: request %d of workload %d is not in the server's log as served", i, seed)
 		}
-		entries[i] = e
-		lag = max(lag, e.Arrived.Sub(issue[i]))
-	}
-	t.AdmissionLagMs = float64(lag) / float64(time.Millisecond)
-	waits := make([]float64, 0, n)
-	var drain time.Time
-	var after time.Duration
-	for i, e := range entries {
-		waits = append(waits, lab(e.Started.Sub(e.Arrived)))
-		// The server finished the work within NearTie, plus the run's own
-		// delay from issue to admission, of the client's deadline: which
-		// came first is up to timers, not the workload.
+		// The model's queue wait runs from issue to start.
+		waits = append(waits, lab(e.Started.Sub(issue[i])))
+		// The request's own delay from issue to admission (the network,
+		// and waiting for its turn in issue order).
+		lag := max(e.Arrived.Sub(issue[i]), 0)
+		t.AdmissionLagMs = max(t.AdmissionLagMs, float64(lag)/float64(time.Millisecond))
+		// The server finished the work within NearTie, plus this request's
+		// delay to admission, of the client's deadline: which came first
+		// is up to timers, not the workload.
 		if gap := e.Finished.Sub(issue[i].Add(timeout)); gap > -(NearTie+lag) && gap < NearTie+lag {
 			t.NearTies++
 		}

@@ -101,6 +101,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"simulate", "concurrency", "--workers", "x"},
 		{"simulate", "concurrency", "--real", "--time-scale", "0"},
 		{"simulate", "concurrency", "--real", "--seeds", "1-5000"},
+		{"simulate", "concurrency", "--real", "--time-scale", "0.001"},
+		{"simulate", "concurrency", "--time-scale", "0.5"},
 		{"simulate", "admission", "--ramp-start", "30", "--ramp-end", "20"},
 		{"simulate", "admission", "--generator", "poisson"},
 		{"simulate", "admission", "extra"},

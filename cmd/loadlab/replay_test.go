@@ -17,16 +17,18 @@ const perCallOverhead = 0.6 // ms
 
 // loadlab simulate concurrency --real, built without the race detector as
 // users run it, on the published workloads 1–3 at time scale 0.2 (about
-// 12 s): for every limit, peak queue and calls in flight equal the model's;
-// a workload's completed and timed-out counts equal the model's unless the
-// server finished some work within 5 ms of the client's deadline (a
-// near-tie, reported); and the medians of the client's outcome time and
+// 13 s): for every limit, peak queue and calls in flight equal the model's;
+// a workload's completed and timed-out counts differ from the model's by at
+// most its near-ties (work the server finished within 5 ms, plus the
+// request's own delay to admission, of the client's deadline: each can
+// turn one request either way), so with none they are equal; bounded to
+// the workers the count medians are equal; and the medians of the client's outcome time and
 // the server's drain time are within 2% plus what the per-call overhead can
 // add along a chain of calls one after another — 48 / min(limit, 8
 // workers) of them — in lab time: chain × 0.6 ms / (0.2 × the model's
 // time). At time scale 1 on
 // workloads 1–10 (README) the medians of every count are equal and the
-// times within 0.5%.
+// times within 0.4%.
 func TestSimulateRealAgreesWithTheModel(t *testing.T) {
 	t.Parallel() // beside the silent-target tests, which only wait
 	bin := filepath.Join(t.TempDir(), "loadlab")
@@ -49,8 +51,18 @@ func TestSimulateRealAgreesWithTheModel(t *testing.T) {
 	}
 	for _, s := range res.Strategies {
 		mm, rm := s.Model.Median, s.Real.Median
-		if len(s.Trials) != 3 || rm.PeakQueue != mm.PeakQueue || rm.PeakInFlight != mm.PeakInFlight || s.DifferWithoutTie != 0 {
-			t.Errorf("%s: real %+v, model %+v, %d trials, %d workloads differ without a near-tie", s.Name, rm, mm, len(s.Trials), s.DifferWithoutTie)
+		if len(s.Trials) != 3 || len(s.ModelTrials) != 3 || rm.PeakQueue != mm.PeakQueue || rm.PeakInFlight != mm.PeakInFlight {
+			t.Errorf("%s: real %+v, model %+v, %d trials", s.Name, rm, mm, len(s.Trials))
+		}
+		for i, tr := range s.Trials {
+			m := s.ModelTrials[i]
+			if math.Abs(tr.Metrics.Completed-m.Completed) > float64(tr.NearTies) || math.Abs(tr.Metrics.TimedOut-m.TimedOut) > float64(tr.NearTies) {
+				t.Errorf("%s, workload %d: completed %v, timed out %v; model %v, %v; %d near-ties", s.Name, tr.Seed,
+					tr.Metrics.Completed, tr.Metrics.TimedOut, m.Completed, m.TimedOut, tr.NearTies)
+			}
+		}
+		if s.Limit <= 8 && (rm.Completed != mm.Completed || rm.TimedOut != mm.TimedOut) {
+			t.Errorf("%s: median completed %v, timed out %v; model %v, %v", s.Name, rm.Completed, rm.TimedOut, mm.Completed, mm.TimedOut)
 		}
 		for _, c := range []struct {
 			name        string

@@ -16,8 +16,13 @@ import (
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// maxRealWorkloads bounds --real: each workload is replayed in real time.
-const maxRealWorkloads = 1000
+// Bounds of --real: each workload is replayed in real time, and below
+// minRealTimeScale a request's real overhead outweighs its workload (80 ms
+// lab is 4 ms real at 0.05).
+const (
+	maxRealWorkloads = 1000
+	minRealTimeScale = 0.05
+)
 
 // replayConcurrency replays every workload under every limit against an
 // in-process mock service in replay mode and prints model and real side
@@ -77,9 +82,10 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	limits := fs.String("limits", "1,4,8,48", "client concurrency limits, comma-separated (1 is sequential; ≥ requests is unbounded)")
 	durations := fs.String("durations", "75:80-240,20:241-500,5:800-1200",
 		"request durations: a mixture WEIGHT:LO-HI,... of whole-millisecond uniform ranges")
-	asJSON := fs.Bool("json", false, `print {"strategies": [...]} as JSON instead of the table`)
+	asJSON := fs.Bool("json", false, `print {"strategies": [...]} as JSON instead of the table; with --real {"time_scale", "workloads",
+"strategies": [{"name", "limit", "model", "real", "near_ties", "workloads_differing_…", "trials", "model_trials", …}]}`)
 	real := fs.Bool("real", false, "also replay the workloads over real HTTP and compare (default seeds 1-10)")
-	scale := fs.Float64("time-scale", 1, "with --real: multiply every duration by this (figures stay in lab ms)")
+	scale := fs.Float64("time-scale", 1, "with --real: multiply every duration by this, at least 0.05 (figures stay in lab ms)")
 	if err := parse(args); err != nil {
 		return err
 	}
@@ -101,9 +107,17 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	if err := sc.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
+	scaleSet := false
+	fs.Visit(func(f *flag.Flag) { scaleSet = scaleSet || f.Name == "time-scale" })
+	if scaleSet && !*real {
+		return usageErr("--time-scale: only with --real (the model runs in simulated time)")
+	}
 	if *real {
 		if err := api.CheckTimeScale(*scale); err != nil {
 			return usageErr("--time-scale: %v", err)
+		}
+		if *scale < minRealTimeScale {
+			return usageErr("--time-scale: %g is below %g: a request's real overhead (about 0.6 ms) would outweigh its workload", *scale, minRealTimeScale)
 		}
 		if n := uint64(sc.SeedTo-sc.SeedFrom) + 1; n > maxRealWorkloads {
 			return usageErr("--seeds: %d workloads; --real replays at most %d", n, maxRealWorkloads)
