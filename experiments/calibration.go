@@ -174,17 +174,13 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 	return cal
 }
 
-// judgeAll decides the verdicts of results from their runs, as the runner
-// does: judged, gated by the calibration, labelled exploratory when the
-// design is not the preregistered one.
-func judgeAll(r *Results) []Verdict {
+// Rejudge decides the verdicts of results from their runs' metrics, as the
+// runner does: judged, gated by the calibration, labelled exploratory when
+// the design is not the preregistered one.
+func Rejudge(r *Results) []Verdict {
 	rules := RulesRangeV1
 	if len(r.Hypotheses) > 0 {
 		rules = r.Hypotheses[0].Rules
 	}
 	return label(gate(Judge(r.Hypotheses, r.Runs, r.Experiment.Runs), r.Calibration), Exploratory(r.Lock, r.Experiment, rules))
 }
-
-// Rejudge decides the verdicts of stored results again from their stored
-// runs' metrics.
-func Rejudge(r *Results) []Verdict { return judgeAll(r) }

@@ -77,7 +77,7 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 	}
 	again := *r
 	again.Runs = runs
-	vs := judgeAll(&again)
+	vs := Rejudge(&again)
 	return vs, compareVerdicts(vs, r.Verdicts)
 }
 

@@ -146,7 +146,7 @@ matrix:
 	res.Finished = time.Now().UTC()
 	res.Cells = Summaries(r.Spec, res.Runs, mockCfg)
 	res.Lock = r.Lock
-	res.Verdicts = judgeAll(res)
+	res.Verdicts = Rejudge(res)
 	if err := ctx.Err(); err != nil {
 		// Interrupted: what was measured stands, over the completed runs,
 		// and says it is partial.

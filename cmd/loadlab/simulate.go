@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/loadlab/loadlab/client/replay"
 	"github.com/loadlab/loadlab/experiments/models"
@@ -28,8 +24,11 @@ const (
 // in-process mock service in replay mode and prints model and real side
 // by side.
 func replayConcurrency(sc models.ConcurrencyScenario, scale float64, asJSON bool, stdout io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, _, done, err := begin("", nil)
+	if err != nil {
+		return err
+	}
+	defer done()
 	cfg := config.Default()
 	cfg.Listen, cfg.TimeScale, cfg.Replay = "127.0.0.1:0", scale, true
 	cfg.Enrichment = config.Station{Workers: sc.Workers, Queue: config.UnboundedQueue, RejectStatus: 503, PreciseTimers: true}
