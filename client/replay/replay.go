@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -75,6 +77,9 @@ func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration
 	n := len(durations)
 	hc := transport.New(min(cfg.Limit, n))
 	defer hc.CloseIdleConnections()
+	if err := predial(ctx, hc, cfg.Target, min(cfg.Limit, n)); err != nil {
+		return Trial{}, err
+	}
 	timeout := time.Duration(float64(cfg.Timeout) * cfg.TimeScale)
 	issue := make([]time.Time, n)
 	outcome := make([]time.Time, n)
@@ -261,4 +266,48 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// predial opens k connections to the target before the clock starts and
+// hands them to hc's transport as it asks for new ones: the model issues
+// requests at once, and dialling one connection per request issued at
+// once would delay their admission, not the workload's.
+func predial(ctx context.Context, hc *http.Client, target string, k int) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("replay: target %q: %w", target, err)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	var d net.Dialer
+	pool := make(chan net.Conn, k)
+	for range k {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			close(pool)
+			for c := range pool {
+				c.Close()
+			}
+			return fmt.Errorf("replay: connect to %s: %w", addr, err)
+		}
+		pool <- c
+	}
+	tr := hc.Transport.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
+		if a == addr {
+			select {
+			case c := <-pool:
+				return c, nil
+			default:
+			}
+		}
+		return d.DialContext(ctx, network, a)
+	}
+	return nil
 }
