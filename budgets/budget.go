@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -131,7 +132,10 @@ type Budget struct {
 	cfg     Config
 	pool    *Pool         // nil: no concurrency limit
 	limiter *rate.Limiter // nil: no rate limit
-	metrics *Metrics
+	// success and rejection, when success is not nil, replace the default
+	// judging of answers (Statuses).
+	success, rejection []int
+	metrics            *Metrics
 }
 
 // New returns a budget named name (for errors and logs) with cfg, recording
@@ -164,6 +168,18 @@ func Unlimited(name string, callTimeout time.Duration, m *Metrics) (*Budget, err
 		return nil, errors.New("budgets: " + name + ": nil metrics")
 	}
 	return &Budget{name: name, cfg: Config{CallTimeout: callTimeout}, metrics: m}, nil
+}
+
+// Statuses makes the budget judge answers by the given statuses instead of
+// the default (2xx OK; 503 and 429 Rejected; any other an Error): success
+// and rejection list the statuses that are OK and Rejected, every other is
+// an Error. Call it before the budget's first call. It returns b.
+func (b *Budget) Statuses(success, rejection []int) *Budget {
+	b.success, b.rejection = slices.Clone(success), slices.Clone(rejection)
+	if b.success == nil {
+		b.success = []int{}
+	}
+	return b
 }
 
 // Name returns the budget's name.
@@ -211,7 +227,7 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	if b.pool != nil {
 		b.pool.release()
 	}
-	res.Class, res.Status, res.Latency, res.Err = classify(status, err, timedOut), status, latency, err
+	res.Class, res.Status, res.Latency, res.Err = b.classify(status, err, timedOut), status, latency, err
 	d.record(res, reached)
 	return res
 }
@@ -293,11 +309,19 @@ func (b *Budget) token(ctx context.Context, deadline time.Time) error {
 	}
 }
 
-func classify(status int, err error, timedOut bool) Class {
+func (b *Budget) classify(status int, err error, timedOut bool) Class {
 	switch {
 	case timedOut:
 		return CallTimeout
 	case err != nil:
+		return Error
+	case b.success != nil:
+		switch {
+		case slices.Contains(b.success, status):
+			return OK
+		case slices.Contains(b.rejection, status):
+			return Rejected
+		}
 		return Error
 	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 		return Rejected

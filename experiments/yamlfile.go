@@ -1,89 +1,13 @@
 package experiments
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-
-	"go.yaml.in/yaml/v3"
+	"github.com/loadlab/loadlab/experiments/yamlfile"
 )
 
 // FileError is a problem in a YAML file, with where it is.
-type FileError struct {
-	File  string
-	Line  int
-	Field string
-	Err   error
-}
+type FileError = yamlfile.Error
 
-func (e *FileError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Field != "" {
-		return fmt.Sprintf("%s: %s: %v", loc, e.Field, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", loc, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
-
-// readYAML decodes path strictly into v and returns the document's node tree
-// for locating fields in later errors.
-func readYAML(path string, v any) (*yaml.Node, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &FileError{File: path, Err: err}
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &FileError{File: path, Err: err}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &FileError{File: path, Err: err}
-	}
-	return &root, nil
-}
-
-// lineOf finds the line of a field path (string keys and int indexes) in a
-// YAML document; it returns the line of the deepest part found.
-func lineOf(root *yaml.Node, path ...any) int {
-	n := root
-	if n == nil {
-		return 0
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			if n.Kind != yaml.MappingNode {
-				return line
-			}
-			found := false
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == k {
-					line, n, found = n.Content[i].Line, n.Content[i+1], true
-					break
-				}
-			}
-			if !found {
-				return line
-			}
-		case int:
-			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
-				return line
-			}
-			n = n.Content[k]
-			line = n.Line
-		}
-	}
-	return line
-}
+var (
+	readYAML = yamlfile.Read
+	lineOf   = yamlfile.Line
+)

@@ -3,7 +3,6 @@ package records
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,98 +11,123 @@ import (
 	"sync/atomic"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/client/pipeline"
 )
 
 type runner struct {
-	cfg            Config
-	http           *http.Client
-	enrich, writes *budgets.Budget
-	// What the client can reconcile with the server: calls whose request
-	// was written to the wire, per route, and writes answered 201 (stored
-	// new) and 200 (a duplicate).
-	sentEnrich, sentWrites atomic.Int64
-	created, duplicate     atomic.Int64
+	cfg      Config
+	pipeline *pipeline.Pipeline
+	http     *http.Client
+	// Per dependency, by name: its budget, and what the client can
+	// reconcile with the server: calls whose request was written to the
+	// wire.
+	budgets map[string]*budgets.Budget
+	sent    map[string]*atomic.Int64
+	// The write's (the last step's dependency's) answers 201 (stored new)
+	// and 200 (a duplicate).
+	created, duplicate atomic.Int64
 }
 
-// buildBudgets returns the budgets for enrichment and writes. A shared
-// strategy (C3) gives both one pool of permits, and each its own rate limit.
-func buildBudgets(cfg Config, m *budgets.Metrics) (enrich, writes *budgets.Budget, err error) {
+// buildBudgets returns a budget per dependency of the pipeline. A shared
+// strategy (C3) gives them all one pool of permits, and each its own rate
+// limit. Each budget judges answers by its dependency's statuses.
+func buildBudgets(cfg Config, p *pipeline.Pipeline, m *budgets.Metrics) (map[string]*budgets.Budget, error) {
 	s := cfg.Strategy
 	call, permit := cfg.scaled(cfg.CallTimeout), cfg.scaled(cfg.PermitTimeout)
 	var pool *budgets.Pool
 	if s.SharedPermits > 0 {
 		pool = budgets.NewPool(s.SharedPermits)
 	}
-	one := func(name string, limit int, rate float64) (*budgets.Budget, error) {
+	out := map[string]*budgets.Budget{}
+	for _, d := range p.Dependencies {
+		limit, rate := s.PermitsFor(d.Name), s.RateFor(d.Name)
+		var b *budgets.Budget
+		var err error
 		if pool == nil && limit == budgets.NoLimit && rate == 0 {
-			return budgets.Unlimited(name, call, m)
+			b, err = budgets.Unlimited(d.Name, call, m)
+		} else {
+			b, err = budgets.New(d.Name, budgets.Config{Limit: limit, Pool: pool, Rate: rate / cfg.TimeScale, Burst: 1,
+				PermitTimeout: permit, CallTimeout: call}, m)
 		}
-		return budgets.New(name, budgets.Config{Limit: limit, Pool: pool, Rate: rate / cfg.TimeScale, Burst: 1,
-			PermitTimeout: permit, CallTimeout: call}, m)
+		if err != nil {
+			return nil, err
+		}
+		out[d.Name] = b.Statuses(d.Success, d.Rejection)
 	}
-	if enrich, err = one(Enrichment, s.EnrichPermits, s.EnrichRate); err != nil {
-		return nil, nil, err
-	}
-	writes, err = one(Records, s.WritePermits, s.WriteRate)
-	return enrich, writes, err
+	return out, nil
 }
 
 // process runs one record to its terminal state, and returns it with the
-// record's id. Enrichment stops at the first call that does not succeed;
-// the record is then written incomplete.
+// record's id: the pipeline's steps in order (package pipeline says how a
+// failed call ends its step, and the record when the step is required).
 func (r *runner) process(ctx context.Context, i int) (State, string) {
 	id := fmt.Sprintf("%s%05d", r.cfg.RunID, i)
+	write := len(r.pipeline.Steps) - 1
 	complete := true
-	for step := 1; step <= EnrichmentSteps; step++ {
-		body, _ := json.Marshal(api.EnrichRequest{RecordID: id, Step: step})
-		if res := r.enrich.Do(ctx, Enrichment, r.post(api.PathEnrich, body)); res.Class != budgets.OK {
-			complete = false
-			break
+	for si, step := range r.pipeline.Steps {
+		dep := r.pipeline.Dependency(step.Dependency)
+		for n := 1; n <= step.Repeat; n++ {
+			if step.Required && ctx.Err() != nil { // interrupted: the required call is not sent
+				return Interrupted, id
+			}
+			path, body, err := dep.Render(pipeline.Data{ID: id, Index: i, Step: n, Complete: complete})
+			if err != nil { // the templates rendered at load; an id can still break one
+				return Failed, id
+			}
+			res := r.budgets[dep.Name].Do(ctx, dep.Name, r.call(dep, path, body))
+			if si == write {
+				switch res.Status {
+				case http.StatusCreated:
+					r.created.Add(1)
+				case http.StatusOK:
+					r.duplicate.Add(1)
+				}
+			}
+			if res.Class == budgets.OK {
+				continue
+			}
+			if !step.Required {
+				complete = false
+				break
+			}
+			switch {
+			case res.Class == budgets.Rejected:
+				return WriteRejected, id
+			case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent):
+				// Sent, and no answer: the dependency may have acted on it.
+				return WriteUnknown, id
+			case res.Status == 0 && ctx.Err() != nil:
+				// The interruption came before the call reached the wire.
+				return Interrupted, id
+			default: // never sent, or answered with another status
+				return Failed, id
+			}
+		}
+		if ctx.Err() != nil && si < write { // interrupted: nothing more is sent
+			return Interrupted, id
 		}
 	}
-	if ctx.Err() != nil { // interrupted: the write is not sent
-		return Interrupted, id
-	}
-	body, _ := json.Marshal(api.WriteRequest{ID: id, Complete: &complete})
-	res := r.writes.Do(ctx, Records, r.post(api.PathRecords, body))
-	switch res.Status {
-	case http.StatusCreated:
-		r.created.Add(1)
-	case http.StatusOK:
-		r.duplicate.Add(1)
-	}
-	switch {
-	case res.Class == budgets.OK && complete:
+	if complete {
 		return Complete, id
-	case res.Class == budgets.OK:
-		return Incomplete, id
-	case res.Class == budgets.Rejected:
-		return WriteRejected, id
-	case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent):
-		// Written, and no answer: the system of record may have stored it.
-		return WriteUnknown, id
-	case res.Status == 0 && ctx.Err() != nil:
-		// The interruption came before the write reached the wire.
-		return Interrupted, id
-	default: // never sent, or answered with another status
-		return Failed, id
 	}
+	return Incomplete, id
 }
 
 // errNotSent marks a call whose request never reached the wire (refused
 // connection, no route): the dependency cannot have acted on it.
 var errNotSent = errors.New("request not sent")
 
-// post returns a call that POSTs body and reads the whole answer within the
-// call's context. An error before the request was written wraps errNotSent.
-func (r *runner) post(path string, body []byte) budgets.Call {
+// call returns a call to dep at path with body that reads the whole answer
+// within the call's context. An error before the request was written wraps
+// errNotSent.
+func (r *runner) call(dep *pipeline.Dependency, path string, body []byte) budgets.Call {
+	base := dep.BaseURL
+	if base == "" {
+		base = r.cfg.Target
+	}
+	sent := r.sent[dep.Name]
 	return func(ctx context.Context) (int, error) {
 		var wrote atomic.Bool
-		sent := &r.sentEnrich
-		if path == api.PathRecords {
-			sent = &r.sentWrites
-		}
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(i httptrace.WroteRequestInfo) {
 				wrote.Store(true)
@@ -112,11 +136,20 @@ func (r *runner) post(path string, body []byte) budgets.Call {
 				}
 			},
 		})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.Target+path, bytes.NewReader(body))
+		var rd io.Reader
+		if len(body) > 0 {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, dep.Method, base+path, rd)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", errNotSent, err)
 		}
-		req.Header.Set("Content-Type", "application/json")
+		if len(body) > 0 {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range dep.Headers {
+			req.Header.Set(k, v)
+		}
 		resp, err := r.http.Do(req)
 		if err != nil {
 			if !wrote.Load() {

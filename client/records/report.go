@@ -3,6 +3,8 @@ package records
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/budgets"
@@ -22,6 +24,12 @@ func (s Strategy) Describe() string {
 	switch {
 	case s.SharedPermits > 0:
 		parts = append(parts, fmt.Sprintf("%d permits shared by all calls", s.SharedPermits))
+	case len(s.Permits) > 0:
+		var each []string
+		for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
+			each = append(each, fmt.Sprintf("%s %s", dep, permits(s.Permits[dep])))
+		}
+		parts = append(parts, strings.Join(each, ", "))
 	case s.EnrichPermits > 0 || s.WritePermits > 0:
 		parts = append(parts, fmt.Sprintf("enrichment %s, writes %s", permits(s.EnrichPermits), permits(s.WritePermits)))
 	default:
@@ -32,6 +40,9 @@ func (s Strategy) Describe() string {
 	}
 	if s.WriteRate > 0 {
 		parts = append(parts, fmt.Sprintf("writes ≤ %g calls/s", s.WriteRate))
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.Rates)) {
+		parts = append(parts, fmt.Sprintf("%s ≤ %g calls/s", dep, s.Rates[dep]))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -60,10 +71,15 @@ func WriteResult(w io.Writer, r Result) error {
 	}
 	fmt.Fprintf(w, "Duration %.2f real s = %.2f lab s (time scale %g); accepted %.2f records per lab second (%.2f per real second)\n",
 		r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
-	fmt.Fprintf(w, "Writes: %d rejected (503/429); server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
-	fmt.Fprintf(w, "Client peak calls in flight: enrichment %d, records %d; records in flight %d (peak %d)\n",
-		r.PeakInFlight[Enrichment], r.PeakInFlight[Records], r.RecordsInFlight, r.PeakRecordsInFlight)
-	for _, dep := range []string{Enrichment, Records} {
+	fmt.Fprintf(w, "Writes (the last step's calls): %d rejected; server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
+	deps := slices.Sorted(maps.Keys(r.Calls))
+	var peaks []string
+	for _, dep := range deps {
+		peaks = append(peaks, fmt.Sprintf("%s %d", dep, r.PeakInFlight[dep]))
+	}
+	fmt.Fprintf(w, "Client peak calls in flight: %s; records in flight %d (peak %d)\n",
+		strings.Join(peaks, ", "), r.RecordsInFlight, r.PeakRecordsInFlight)
+	for _, dep := range deps {
 		var parts []string
 		for _, c := range budgets.Classes {
 			parts = append(parts, fmt.Sprintf("%s %d", c, r.Calls[dep][c]))

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +19,9 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/transport"
+	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -100,6 +103,9 @@ type Config struct {
 	// Wait is how long to keep asking a target that does not accept
 	// connections yet (a mock service still starting); 0 asks once.
 	Wait time.Duration
+	// Pipeline is what one record does; nil: the lab's
+	// (experiments/pipelines/lab.yaml).
+	Pipeline *pipeline.Pipeline
 }
 
 // Sample is the client's in-flight state at one moment of a run.
@@ -137,7 +143,18 @@ func (c Config) Validate() error {
 	if err := c.Strategy.Validate(); err != nil {
 		return fmt.Errorf("strategy %s: %w", c.Strategy.Name, err)
 	}
+	if err := c.Strategy.Fits(c.PipelineOrLab()); err != nil {
+		return fmt.Errorf("strategy %s: %w", c.Strategy.Name, err)
+	}
 	return nil
+}
+
+// PipelineOrLab is the run's pipeline: the lab's unless one was given.
+func (c Config) PipelineOrLab() *pipeline.Pipeline {
+	if c.Pipeline == nil {
+		return pipelines.Lab()
+	}
+	return c.Pipeline
 }
 
 // inFlight resolves the strategy's records in flight for this run.
@@ -249,9 +266,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
 	inFlight := cfg.inFlight()
-	r := &runner{cfg: cfg, http: transport.New(inFlight)}
+	p := cfg.PipelineOrLab()
+	r := &runner{cfg: cfg, pipeline: p, http: transport.New(inFlight), sent: map[string]*atomic.Int64{}}
 	defer r.http.CloseIdleConnections()
-	identity, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).DiscoverWait(ctx, api.PathEnrich, cfg.Wait)
+	identity, err := identify(ctx, cfg, p, r.http)
 	if err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
@@ -259,9 +277,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	metrics := budgets.NewMetrics(cfg.Registerer)
-	metrics.Register(Enrichment)
-	metrics.Register(Records)
-	if r.enrich, r.writes, err = buildBudgets(cfg, metrics); err != nil {
+	for _, d := range p.Dependencies {
+		metrics.Register(d.Name)
+		r.sent[d.Name] = new(atomic.Int64)
+	}
+	if r.budgets, err = buildBudgets(cfg, p, metrics); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
 
@@ -332,8 +352,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.CallTimeouts += st.Calls[budgets.CallTimeout]
 		res.Errors += st.Calls[budgets.Error]
 	}
-	res.WriteRejections = res.Calls[Records][budgets.Rejected]
-	res.CallsSent = map[string]int{Enrichment: int(r.sentEnrich.Load()), Records: int(r.sentWrites.Load())}
+	res.WriteRejections = res.Calls[p.Write()][budgets.Rejected]
+	res.CallsSent = map[string]int{}
+	for dep, n := range r.sent {
+		res.CallsSent[dep] = int(n.Load())
+	}
 	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
 	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
@@ -341,8 +364,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if identity != nil {
 		if st, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {
 			res.Server = &st
-			w := st.Stations[Records].HighWater.Offered
-			res.PeakConcurrentWrite = &w
+			if w, ok := st.Stations[p.Write()]; ok {
+				res.PeakConcurrentWrite = &w.HighWater.Offered
+			}
 		}
 	}
 	return res, nil

@@ -2,9 +2,13 @@ package records
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/client/pipeline"
 )
 
 // Defaults of the lab's strategies.
@@ -35,6 +39,64 @@ type Strategy struct {
 	// (0: none), separately from any permits.
 	EnrichRate float64 `json:"enrichment_rate,omitempty"`
 	WriteRate  float64 `json:"write_rate,omitempty"`
+	// Permits and Rates are per-dependency budgets by the pipeline's
+	// dependency names: C4 for any pipeline, and what a strategy file
+	// (loadlab advise) gives. For the lab's enrichment and records they
+	// take the place of the four fields above.
+	Permits map[string]int     `json:"permits,omitempty"`
+	Rates   map[string]float64 `json:"rates,omitempty"`
+}
+
+// PermitsFor is the dependency's own permits (0: none).
+func (s Strategy) PermitsFor(dep string) int {
+	if n, ok := s.Permits[dep]; ok {
+		return n
+	}
+	switch dep {
+	case Enrichment:
+		return s.EnrichPermits
+	case Records:
+		return s.WritePermits
+	}
+	return 0
+}
+
+// RateFor is the dependency's calls per second (0: no rate limit).
+func (s Strategy) RateFor(dep string) float64 {
+	if r, ok := s.Rates[dep]; ok {
+		return r
+	}
+	switch dep {
+	case Enrichment:
+		return s.EnrichRate
+	case Records:
+		return s.WriteRate
+	}
+	return 0
+}
+
+// Fits says whether every budget of the strategy names a dependency of p.
+func (s Strategy) Fits(p *pipeline.Pipeline) error {
+	named := map[string]bool{}
+	for dep := range s.Permits {
+		named[dep] = true
+	}
+	for dep := range s.Rates {
+		named[dep] = true
+	}
+	if s.EnrichPermits > 0 || s.EnrichRate > 0 {
+		named[Enrichment] = true
+	}
+	if s.WritePermits > 0 || s.WriteRate > 0 {
+		named[Records] = true
+	}
+	for _, dep := range slices.Sorted(maps.Keys(named)) {
+		if p.Dependency(dep) == nil {
+			return fmt.Errorf("a budget for %q, which pipeline %s (%s) lacks: its dependencies are %s",
+				dep, p.Name, p.File, strings.Join(p.Names(), ", "))
+		}
+	}
+	return nil
 }
 
 // ParseStrategy returns the named strategy with its lab parameters:
@@ -84,12 +146,22 @@ func (s Strategy) Validate() error {
 		return fmt.Errorf("enrichment-permits: %d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
 	case s.WritePermits < 0:
 		return fmt.Errorf("write-permits: %d must be ≥ 1 (or 0 for none)", s.WritePermits)
-	case s.SharedPermits > 0 && (s.EnrichPermits > 0 || s.WritePermits > 0):
+	case s.SharedPermits > 0 && (s.EnrichPermits > 0 || s.WritePermits > 0 || len(s.Permits) > 0):
 		return fmt.Errorf("shared-permits: a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
 	case s.EnrichRate < 0 || math.IsNaN(s.EnrichRate) || math.IsInf(s.EnrichRate, 0):
 		return fmt.Errorf("enrichment-rate: %v must be ≥ 0", s.EnrichRate)
 	case s.WriteRate < 0 || math.IsNaN(s.WriteRate) || math.IsInf(s.WriteRate, 0):
 		return fmt.Errorf("write-rate: %v must be ≥ 0", s.WriteRate)
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
+		if s.Permits[dep] < 1 {
+			return fmt.Errorf("permits.%s: %d must be ≥ 1", dep, s.Permits[dep])
+		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.Rates)) {
+		if r := s.Rates[dep]; !(r > 0) || math.IsInf(r, 0) {
+			return fmt.Errorf("rates.%s: %v must be > 0", dep, r)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestParseStrategy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ParseStrategy(tt.name)
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %+v, %v; want %+v", tt.name, got, err, tt.want)
 		}
 	}

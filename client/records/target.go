@@ -3,7 +3,10 @@ package records
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -32,4 +35,25 @@ func prepare(ctx context.Context, cfg Config, identity *api.Identity) error {
 		}
 	}
 	return nil
+}
+
+// identify asks the run's target, with OPTIONS on the path of the first
+// dependency the pipeline calls at the target (the lab's: /enrich), whether
+// it is a loadlab mock service, waiting up to cfg.Wait for it to accept
+// connections. Dependencies with a base URL of their own are never asked
+// anything but their calls. A pipeline that calls nothing at the target
+// has no identity (nil) and nothing is asked.
+func identify(ctx context.Context, cfg Config, p *pipeline.Pipeline, hc *http.Client) (*api.Identity, error) {
+	for _, d := range p.Dependencies {
+		if d.BaseURL != "" {
+			continue
+		}
+		path, _, err := d.Render(pipeline.Data{ID: cfg.RunID + "identify", Step: 1, Complete: true})
+		if err != nil {
+			return nil, err
+		}
+		path, _, _ = strings.Cut(path, "?")
+		return (api.Client{BaseURL: cfg.Target, HTTP: hc}).DiscoverWait(ctx, path, cfg.Wait)
+	}
+	return nil, nil
 }

@@ -5,8 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
 )
 
@@ -14,16 +18,22 @@ func runRecords(args []string, stdout io.Writer) error {
 	cfg := records.DefaultConfig()
 	fs, parse := newFlagSet("run",
 		"Processes a batch of records against a running mock service (make mock, or go run ./cmd/mockservice\n"+
-			"--time-scale S with the same S as --time-scale here): each record makes 3 enrichment calls, then 1 write.\n"+
-			"The target is asked first, with OPTIONS /enrich, whether it is a loadlab mock service; only then are its\n"+
-			"profile, reset and metrics routes used. Any other target is sent the records' calls and nothing else,\n"+
-			"and the figures are the client's own.\n\n"+
+			"--time-scale S with the same S as --time-scale here), or against your own services with --pipeline FILE.\n"+
+			"The default pipeline is the lab's (experiments/pipelines/lab.yaml): 3 enrichment calls, then 1 write.\n"+
+			"The target is asked first, with OPTIONS on the first dependency's path (/enrich), whether it is a loadlab\n"+
+			"mock service; only then are its profile, reset and metrics routes used. Any other target is sent the\n"+
+			"records' calls and nothing else, and the figures are the client's own. Dependencies with a base_url of\n"+
+			"their own are sent their calls only.\n\n"+
 			"Exit codes: 0 every record ended cleanly (complete, incomplete or write_rejected); 1 records failed\n"+
 			"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n"+
 			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
 			"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n", stdout)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
 	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded")
+	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
+	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
+	permits := fs.String("permits", "", "override: per-dependency budgets by the pipeline's names, e.g. geo=8,ledger=6")
+	rates := fs.String("rates", "", "override: per-dependency calls per second, e.g. geo=100")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
@@ -45,10 +55,29 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	s, err := records.ParseStrategy(*strategy)
-	if err != nil {
-		return usageErr("%v", err)
+	if *pipelineFile != "" {
+		p, err := pipeline.Load(*pipelineFile)
+		if err != nil {
+			return usageErr("run: --pipeline: %v", err)
+		}
+		cfg.Pipeline = p
 	}
+	var s records.Strategy
+	var err error
+	if *strategyFile != "" {
+		visited := false
+		fs.Visit(func(f *flag.Flag) { visited = visited || f.Name == "strategy" })
+		if visited {
+			return usageErr("run: --strategy and --strategy-file: give one")
+		}
+		s, err = records.LoadStrategyFile(*strategyFile, cfg.PipelineOrLab())
+	} else {
+		s, err = records.ParseStrategy(*strategy)
+	}
+	if err != nil {
+		return usageErr("run: %v", err)
+	}
+	var flagErr error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "records-in-flight":
@@ -63,8 +92,23 @@ func runRecords(args []string, stdout io.Writer) error {
 			s.EnrichRate = *enrichRate
 		case "write-rate":
 			s.WriteRate = *writeRate
+		case "permits":
+			s.Permits = map[string]int{}
+			flagErr = errors.Join(flagErr, parsePairs("permits", *permits, func(k string, v float64) error {
+				if v != math.Trunc(v) {
+					return fmt.Errorf("%v is not a whole number", v)
+				}
+				s.Permits[k] = int(v)
+				return nil
+			}))
+		case "rates":
+			s.Rates = map[string]float64{}
+			flagErr = errors.Join(flagErr, parsePairs("rates", *rates, func(k string, v float64) error { s.Rates[k] = v; return nil }))
 		}
 	})
+	if flagErr != nil {
+		return usageErr("run: %v", flagErr)
+	}
 	cfg.Strategy = s
 	if cfg.RunID == "" {
 		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
@@ -97,6 +141,21 @@ func runRecords(args []string, stdout io.Writer) error {
 		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
 	case res.Trouble() != "":
 		return &exitError{code: exitFailed, err: fmt.Errorf("run: %s", res.Trouble())}
+	}
+	return nil
+}
+
+// parsePairs reads a flag of name=value pairs, comma-separated.
+func parsePairs(flagName, text string, set func(name string, v float64) error) error {
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if !ok || k == "" || err != nil {
+			return fmt.Errorf("--%s: %q is not name=number", flagName, kv)
+		}
+		if err := set(k, x); err != nil {
+			return fmt.Errorf("--%s: %s: %v", flagName, k, err)
+		}
 	}
 	return nil
 }

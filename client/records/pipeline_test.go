@@ -1,0 +1,101 @@
+package records_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// threeDeps is not the lab's shape: two optional calls to a geo service, a
+// required fraud check on another host, then a write with a header.
+const threeDeps = `name: checkout
+dependencies:
+  - name: geo
+    path: /enrich
+    body: '{"record_id":{{json .ID}},"step":{{.Step}}}'
+    success: [200]
+  - name: fraud
+    base_url: %s
+    path: /enrich
+    body: '{"record_id":{{json .ID}},"step":9}'
+    success: [200]
+  - name: ledger
+    path: /records
+    body: '{"id":{{json .ID}},"complete":{{.Complete}}}'
+    headers: {X-Tenant: t1}
+steps:
+  - dependency: geo
+    repeat: 2
+  - dependency: fraud
+    required: true
+  - dependency: ledger
+    required: true
+`
+
+// A pipeline of three dependencies on two real mock services runs end to
+// end: every record is accounted for, each dependency got exactly its
+// calls (client and each server agree), each budget held, and a required
+// step that is refused ends the record without its write.
+func TestThreeDependencyPipeline(t *testing.T) {
+	const n, scale = 40, 0.1
+	cfgA := config.Default()
+	cfgA.TimeScale = scale
+	a := startMock(t, cfgA)
+	cfgB := config.Default()
+	cfgB.TimeScale = scale
+	cfgB.Enrichment = config.Station{Workers: 2, Queue: 0, RejectStatus: 503}
+	b := startMock(t, cfgB)
+	file := filepath.Join(t.TempDir(), "checkout.yaml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(threeDeps, b.url)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		fraud int // permits; 0: none, and the fraud service's 2 workers refuse the rest
+	}{{"budgeted", 2}, {"fraud unbudgeted", 0}} {
+		if err := b.admin.Reset(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		res := run(t, a, "bounded:16", n, scale, func(cfg *records.Config) {
+			cfg.Pipeline = p
+			cfg.RunID = c.name + "-"
+			cfg.Strategy.Permits = map[string]int{"geo": 8, "ledger": 4}
+			if c.fraud > 0 {
+				cfg.Strategy.Permits["fraud"] = c.fraud
+			}
+		})
+		sa, sb := a.stats(t), b.stats(t)
+		geo, fraud, ledger := sa.Stations[api.Enrichment], sb.Stations[api.Enrichment], sa.Stations[api.Records]
+		accepted := res.Complete + res.Incomplete
+		switch {
+		case !res.ServerIdentified || res.Complete+res.Incomplete+res.WriteRejected != n || res.Trouble() != "":
+			t.Errorf("%s: %+v", c.name, res)
+		case res.CallsSent["geo"] != 2*n || geo.Requests[api.OutcomeServed] != float64(2*n):
+			t.Errorf("%s: geo calls: client %d, server %v; want %d", c.name, res.CallsSent["geo"], geo.Requests, 2*n)
+		case res.CallsSent["fraud"] != n || fraud.Requests[api.OutcomeServed]+fraud.Requests[api.OutcomeRejected] != float64(n):
+			t.Errorf("%s: fraud calls: client %d, server %v; want %d", c.name, res.CallsSent["fraud"], fraud.Requests, n)
+		case res.CallsSent["ledger"] != accepted || sa.StoredWrites != accepted || sb.StoredWrites != 0:
+			t.Errorf("%s: ledger calls %d, stored %d (other host %d); want %d accepted records", c.name,
+				res.CallsSent["ledger"], sa.StoredWrites, sb.StoredWrites, accepted)
+		case res.PeakInFlight["geo"] > 8 || res.PeakInFlight["ledger"] > 4 || ledger.HighWater.Offered > 4:
+			t.Errorf("%s: peaks %v, server's writes %d: a budget was exceeded", c.name, res.PeakInFlight, ledger.HighWater.Offered)
+		}
+		if c.fraud > 0 && (res.WriteRejected != 0 || fraud.HighWater.Offered > c.fraud || res.Complete != n) {
+			t.Errorf("%s: %d rejected, fraud offered %d at once (budget %d), %d complete", c.name, res.WriteRejected, fraud.HighWater.Offered, c.fraud, res.Complete)
+		}
+		if c.fraud == 0 && (res.WriteRejected == 0 || res.WriteRejected != int(fraud.Requests[api.OutcomeRejected])) {
+			t.Errorf("%s: %d records ended rejected, the fraud service refused %v", c.name, res.WriteRejected, fraud.Requests[api.OutcomeRejected])
+		}
+		t.Logf("%s: complete %d, rejected at the fraud check %d; calls %v", c.name, res.Complete, res.WriteRejected, res.CallsSent)
+	}
+}
