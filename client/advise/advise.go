@@ -1,0 +1,179 @@
+// Package advise turns capacity probes of a pipeline's dependencies into a
+// strategy, by the rules of the write-up the lab comes from: give each
+// dependency its own budget at its knee (never past its first rejection);
+// the slowest dependency per record bounds the rate; Little's law gives the
+// records in flight a target rate needs (rate × time per record), capped
+// by what the bottleneck can serve.
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/records"
+)
+
+// Capacity is what a probe measured of one dependency (loadlab probe's
+// JSON has these fields).
+type Capacity struct {
+	// ServiceTimeSeconds is the latency at the lowest concurrency probed.
+	ServiceTimeSeconds float64 `json:"service_time_seconds"`
+	// Knee is the smallest concurrency reaching 95% of the plateau; nil
+	// when throughput was still rising at the highest step probed.
+	Knee *int `json:"knee"`
+	// RejectionsBeginAt is the lowest concurrency that drew a 503/429.
+	RejectionsBeginAt *int   `json:"rejections_begin_at"`
+	Steps             []Step `json:"steps"`
+}
+
+// Step is one probed concurrency.
+type Step struct {
+	Concurrency int     `json:"concurrency"`
+	OKPerSecond float64 `json:"ok_per_second"`
+}
+
+// Dependency is the advice for one dependency.
+type Dependency struct {
+	CallsPerRecord int `json:"calls_per_record" yaml:"calls_per_record"`
+	Permits        int `json:"permits" yaml:"permits"`
+	// PermitsFrom says which rule gave Permits.
+	PermitsFrom        string  `json:"permits_from" yaml:"permits_from"`
+	ServiceTimeSeconds float64 `json:"service_time_seconds" yaml:"service_time_seconds"`
+	// CallsPerSecond is the measured successes per second at Permits (the
+	// probe's step at, or the highest below, that concurrency).
+	CallsPerSecond float64 `json:"calls_per_second" yaml:"calls_per_second"`
+	// RecordsPerSecond is CallsPerSecond / CallsPerRecord: the rate this
+	// dependency allows.
+	RecordsPerSecond float64 `json:"records_per_second" yaml:"records_per_second"`
+}
+
+// Advice is a strategy and how it was reached.
+type Advice struct {
+	Pipeline string `json:"pipeline" yaml:"pipeline"`
+	// TargetRate is what was asked for (0: as fast as the bottleneck
+	// allows); PlannedRate what the records in flight are sized for.
+	TargetRate  float64 `json:"target_rate_per_second" yaml:"target_rate_per_second"`
+	PlannedRate float64 `json:"planned_rate_per_second" yaml:"planned_rate_per_second"`
+	// TimePerRecord is the sum of every call's low-load service time.
+	TimePerRecord float64 `json:"time_per_record_seconds" yaml:"time_per_record_seconds"`
+	Bottleneck    string  `json:"bottleneck" yaml:"bottleneck"`
+	// RateBound is the bottleneck's records per second.
+	RateBound       float64               `json:"rate_bound_per_second" yaml:"rate_bound_per_second"`
+	RecordsInFlight int                   `json:"records_in_flight" yaml:"records_in_flight"`
+	Dependencies    map[string]Dependency `json:"dependencies" yaml:"dependencies"`
+	Warnings        []string              `json:"warnings" yaml:"warnings"`
+}
+
+// Advise computes the advice for p from a probe of each of its
+// dependencies, for targetRate records per second (0: the bottleneck's
+// rate). Rates are in the probes' time (real seconds against a mock
+// service at a time scale: a run at the same scale).
+func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64) (Advice, error) {
+	if targetRate < 0 || math.IsNaN(targetRate) || math.IsInf(targetRate, 0) {
+		return Advice{}, fmt.Errorf("target rate %v must be ≥ 0 (0: as fast as the bottleneck allows)", targetRate)
+	}
+	a := Advice{Pipeline: p.File, TargetRate: targetRate, Dependencies: map[string]Dependency{}, Warnings: []string{},
+		RateBound: math.Inf(1)}
+	calls := p.CallsPerRecord()
+	for _, name := range p.Names() {
+		c, ok := probes[name]
+		if !ok {
+			return Advice{}, fmt.Errorf("no probe of dependency %q", name)
+		}
+		if calls[name] == 0 {
+			continue // in the file, in no step
+		}
+		d, warn, err := advise(name, c)
+		if err != nil {
+			return Advice{}, err
+		}
+		a.Warnings = append(a.Warnings, warn...)
+		d.CallsPerRecord = calls[name]
+		d.RecordsPerSecond = d.CallsPerSecond / float64(d.CallsPerRecord)
+		a.Dependencies[name] = d
+		a.TimePerRecord += float64(d.CallsPerRecord) * d.ServiceTimeSeconds
+		if d.RecordsPerSecond < a.RateBound {
+			a.RateBound, a.Bottleneck = d.RecordsPerSecond, name
+		}
+	}
+	for name := range probes {
+		if p.Dependency(name) == nil {
+			return Advice{}, fmt.Errorf("a probe of %q, which pipeline %s lacks", name, p.Name)
+		}
+	}
+	a.PlannedRate = a.RateBound
+	if targetRate > 0 && targetRate < a.RateBound {
+		a.PlannedRate = targetRate
+	}
+	if targetRate > a.RateBound {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the target rate %.4g records/s exceeds what %s allows (%.4g records/s at %d permits): the records in flight are sized for %.4g",
+			targetRate, a.Bottleneck, a.RateBound, a.Dependencies[a.Bottleneck].Permits, a.RateBound))
+	}
+	a.RecordsInFlight = max(1, int(math.Ceil(a.PlannedRate*a.TimePerRecord-1e-9)))
+	return a, nil
+}
+
+// advise gives one dependency its permits and the rate measured there.
+func advise(name string, c Capacity) (Dependency, []string, error) {
+	steps := slices.Clone(c.Steps)
+	slices.SortFunc(steps, func(x, y Step) int { return x.Concurrency - y.Concurrency })
+	if len(steps) == 0 || !(c.ServiceTimeSeconds > 0) {
+		return Dependency{}, nil, fmt.Errorf("%s: the probe has no steps or no service time", name)
+	}
+	var warn []string
+	d := Dependency{ServiceTimeSeconds: c.ServiceTimeSeconds}
+	if c.Knee != nil {
+		d.Permits, d.PermitsFrom = *c.Knee, "the knee"
+	} else {
+		d.Permits = steps[len(steps)-1].Concurrency
+		d.PermitsFrom = "no knee: the highest concurrency probed"
+		warn = append(warn, fmt.Sprintf("%s: no knee up to %d: its budget is the highest concurrency probed; probing further may allow more", name, d.Permits))
+	}
+	if rb := c.RejectionsBeginAt; rb != nil && d.Permits >= *rb {
+		if *rb <= 1 {
+			return Dependency{}, nil, fmt.Errorf("%s: rejections began at concurrency %d: no budget avoids them", name, *rb)
+		}
+		d.Permits, d.PermitsFrom = *rb-1, "one below the first rejection"
+	}
+	for _, s := range steps {
+		if s.Concurrency <= d.Permits {
+			d.CallsPerSecond = s.OKPerSecond
+		}
+	}
+	if !(d.CallsPerSecond > 0) {
+		return Dependency{}, nil, errors.New(name + ": no successes measured at or below its permits")
+	}
+	return d, warn, nil
+}
+
+// Strategy is the advice as a strategy file's strategy.
+func (a Advice) Strategy(name string) records.FileStrategy {
+	f := records.FileStrategy{Name: name, RecordsInFlight: a.RecordsInFlight, Permits: map[string]int{}}
+	for dep, d := range a.Dependencies {
+		f.Permits[dep] = d.Permits
+	}
+	return f
+}
+
+// File is the strategy file for the advice: a comment saying where it came
+// from, the strategy (what a run reads) and the advice (kept for readers).
+func (a Advice) File(name, comment string) ([]byte, error) {
+	body, err := yaml.Marshal(struct {
+		Strategy records.FileStrategy `yaml:"strategy"`
+		Advice   Advice               `yaml:"advice"`
+	}{a.Strategy(name), a})
+	if err != nil {
+		return nil, err
+	}
+	var head strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(comment), "\n") {
+		head.WriteString("# " + line + "\n")
+	}
+	return append([]byte(head.String()), body...), nil
+}

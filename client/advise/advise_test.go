@@ -1,0 +1,111 @@
+package advise_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/pipelines"
+)
+
+func intp(n int) *int { return &n }
+
+// steps rising linearly at rate per unit of concurrency up to a plateau.
+func steps(max int, rate, plateau float64) []advise.Step {
+	var s []advise.Step
+	for c := 1; c <= max; c++ {
+		s = append(s, advise.Step{Concurrency: c, OKPerSecond: min(float64(c)*rate, plateau)})
+	}
+	return s
+}
+
+// The lab's dependencies as the write-up gives them: enrichment 120 ms
+// with no knee up to 64, the system of record 30 ms with 6 workers.
+func labProbes() map[string]advise.Capacity {
+	return map[string]advise.Capacity{
+		"enrichment": {ServiceTimeSeconds: 0.120, Steps: steps(64, 1/0.120, 1e9)},
+		"records":    {ServiceTimeSeconds: 0.030, Knee: intp(6), RejectionsBeginAt: intp(13), Steps: steps(13, 1/0.030, 200)},
+	}
+}
+
+func TestAdviseTheLab(t *testing.T) {
+	a, err := advise.Advise(pipelines.Lab(), labProbes(), 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, w := a.Dependencies["enrichment"], a.Dependencies["records"]
+	// Enrichment: 64 permits × 8.33/s = 533 calls/s = 178 records/s;
+	// writes: 6 permits, 200 calls/s = 200 records/s. Time per record
+	// 3 × 0.12 + 0.03 = 0.39 s; 150/s × 0.39 s = 58.5 → 59 in flight.
+	switch {
+	case e.Permits != 64 || w.Permits != 6 || w.PermitsFrom != "the knee":
+		t.Errorf("permits %d, %d (%s)", e.Permits, w.Permits, w.PermitsFrom)
+	case a.Bottleneck != "enrichment" || !near(a.RateBound, 64/0.120/3):
+		t.Errorf("bottleneck %s at %v", a.Bottleneck, a.RateBound)
+	case !near(a.TimePerRecord, 0.39) || a.RecordsInFlight != 59 || a.PlannedRate != 150:
+		t.Errorf("time per record %v, in flight %d, planned %v", a.TimePerRecord, a.RecordsInFlight, a.PlannedRate)
+	case len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "enrichment: no knee up to 64"):
+		t.Errorf("warnings %q", a.Warnings)
+	}
+	// Past the bottleneck: sized for the bound, and said.
+	a, _ = advise.Advise(pipelines.Lab(), labProbes(), 500)
+	if a.PlannedRate != a.RateBound || a.RecordsInFlight != 70 || !strings.Contains(strings.Join(a.Warnings, "|"), "exceeds what enrichment allows") {
+		t.Errorf("over the bound: planned %v, in flight %d, %q", a.PlannedRate, a.RecordsInFlight, a.Warnings)
+	}
+}
+
+// A knee past the first rejection is cut to one below it; rejections from
+// the first step leave no budget; a missing or foreign probe is an error.
+func TestAdviseRules(t *testing.T) {
+	p := labProbes()
+	r := p["records"]
+	r.Knee, r.RejectionsBeginAt = intp(10), intp(8)
+	p["records"] = r
+	a, err := advise.Advise(pipelines.Lab(), p, 0)
+	if err != nil || a.Dependencies["records"].Permits != 7 || a.Dependencies["records"].PermitsFrom != "one below the first rejection" {
+		t.Errorf("knee past the first rejection: %+v, %v", a.Dependencies["records"], err)
+	}
+	r.RejectionsBeginAt = intp(1)
+	p["records"] = r
+	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil || !strings.Contains(err.Error(), "rejections began at concurrency 1") {
+		t.Errorf("rejections at 1: %v", err)
+	}
+	p = labProbes()
+	delete(p, "records")
+	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil {
+		t.Error("a missing probe accepted")
+	}
+	p = labProbes()
+	p["ledger"] = p["records"]
+	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil {
+		t.Error("a probe of a dependency the pipeline lacks accepted")
+	}
+}
+
+// The file advise writes is one loadlab run --strategy-file reads back.
+func TestAdviceFileRoundTrips(t *testing.T) {
+	a, err := advise.Advise(pipelines.Lab(), labProbes(), 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := a.File("advised", "written by a test\nsecond line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := records.LoadStrategyFile(f, pipelines.Lab())
+	if err != nil || s.Name != "advised" || s.RecordsInFlight != 59 || s.PermitsFor("records") != 6 || s.PermitsFor("enrichment") != 64 {
+		t.Errorf("read back %+v, %v\n%s", s, err, data)
+	}
+	if !strings.HasPrefix(string(data), "# written by a test\n# second line\n") {
+		t.Errorf("no comment:\n%s", data)
+	}
+}
+
+func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }
