@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// loadlab probe --json against the system of record prints one object
+// with the issue's fields, and --out writes the same JSON, the Markdown
+// and the HTML chart.
+func TestProbeJSONAndFiles(t *testing.T) {
+	t.Parallel()
+	url := startMock(t, 0.5)
+	dir := filepath.Join(t.TempDir(), "out")
+	var out, errb bytes.Buffer
+	code := run([]string{"probe", "--target", url + "/records", "--body", `{"id":"{{.ID}}","complete":true}`,
+		"--concurrency", "1,3,6,9,13", "--step", "150ms", "--warm-up", "50ms", "--max-rate", "500", "--json", "--out", dir}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"plan", "stopped_early", "partial", "service_time_seconds", "plateau_per_second", "knee",
+		"rejections_begin_at", "usl", "steps"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("no %q in %s", k, sortedKeys(doc))
+		}
+	}
+	var res struct {
+		Knee              *int     `json:"knee"`
+		RejectionsBeginAt *int     `json:"rejections_begin_at"`
+		ServiceTime       *float64 `json:"service_time_seconds"`
+		Plan              struct {
+			Method string `json:"method"`
+		} `json:"plan"`
+		USL   map[string]any   `json:"usl"`
+		Steps []map[string]any `json:"steps"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"sigma", "kappa", "peak_concurrency", "r2", "fit_ok"} {
+		if _, ok := res.USL[k]; !ok {
+			t.Errorf("usl has no %q: %v", k, res.USL)
+		}
+	}
+	if len(res.Steps) != 5 {
+		t.Fatalf("%d steps, want 5", len(res.Steps))
+	}
+	for _, k := range []string{"concurrency", "ok_per_second", "rejected_per_second", "p50_seconds", "p99_seconds", "timeouts", "errors"} {
+		if _, ok := res.Steps[0][k]; !ok {
+			t.Errorf("step has no %q: %v", k, res.Steps[0])
+		}
+	}
+	// POST by default with a body; 13 concurrent writes draw a 503.
+	if res.Plan.Method != http.MethodPost || res.RejectionsBeginAt == nil || *res.RejectionsBeginAt != 13 || res.ServiceTime == nil || res.Knee == nil {
+		t.Errorf("method %q, rejections begin at %v, service time %v, knee %v", res.Plan.Method, res.RejectionsBeginAt, res.ServiceTime, res.Knee)
+	}
+	written, err := os.ReadFile(filepath.Join(dir, "probe.json"))
+	if err != nil || !bytes.Equal(written, out.Bytes()) {
+		t.Errorf("probe.json differs from stdout (%v)", err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "probe.md"))
+	page, _ := os.ReadFile(filepath.Join(dir, "probe.html"))
+	if !strings.Contains(string(md), "| concurrency | ok (per s) | rejected (per s) | p50 (ms) |") || !strings.Contains(string(md), "knee (smallest concurrency") {
+		t.Errorf("probe.md:\n%s", md)
+	}
+	if strings.Count(string(page), "<svg") != 2 || !strings.Contains(string(page), "knee: concurrency") || !strings.Contains(string(page), "USL fit") {
+		t.Errorf("probe.html lacks its two charts with the knee and the fit (%d bytes)", len(page))
+	}
+}
+
+// Without --json the plan comes first on stdout, then the Markdown.
+func TestProbeMarkdownAfterPlan(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"probe", "--target", srv.URL, "--concurrency", "1-3", "--step", "100ms", "--warm-up", "0s"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	plan, table := strings.Index(s, "Probe plan: GET "+srv.URL), strings.Index(s, "| concurrency | ok (per s)")
+	if plan != 0 || table < 0 || !strings.Contains(s, "bounds: at most 64 users, 2000 requests/s over all users, 5m0s in all, 10s per request") {
+		t.Errorf("stdout:\n%s", s)
+	}
+}
+
+// A target that refuses connections: exit 2 with the reason in one line,
+// nothing on stdout but the plan.
+func TestProbeConnectionRefusedExitsTwo(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/records"
+	ln.Close()
+	var out, errb bytes.Buffer
+	code := run([]string{"probe", "--target", url, "--step", "200ms", "--json"}, &out, &errb)
+	msg := strings.TrimSpace(errb.String())
+	if code != exitUsage || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "first step failed entirely") || !strings.Contains(msg, "connection refused") || out.Len() != 0 {
+		t.Errorf("exit %d, stderr %q, stdout %q; want 2, one line naming the refusal, no JSON", code, msg, out.String())
+	}
+}
+
+// Bad input exits 2 with one line naming the flag, before anything is sent.
+func TestProbeBadInputExitsTwo(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	for want, args := range map[string][]string{
+		"--target":          {},
+		"--concurrency":     {"--target", srv.URL, "--concurrency", "1-100"},
+		"--max-rate":        {"--target", srv.URL, "--max-rate", "0"},
+		"--max-duration":    {"--target", srv.URL, "--max-duration", "1s"},
+		"-header":           {"--target", srv.URL, "--header", "no colon"},
+		"--reject-status":   {"--target", srv.URL, "--reject-status", "5O3"},
+		"--body":            {"--target", srv.URL, "--body", "{{.Nope}}"},
+		"--max-concurrency": {"--target", srv.URL, "--max-concurrency", "5000"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"probe"}, args...), &out, &errb)
+		msg := strings.TrimSpace(errb.String())
+		if code != exitUsage || !strings.Contains(msg, want) || strings.Count(msg, "\n") != 0 {
+			t.Errorf("%v: exit %d, %q; want 2, one line naming %s", args, code, msg, want)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests sent on bad input", n)
+	}
+}
+
+// Errors among the measured requests exit 1, with the result printed.
+func TestProbeErrorsExitOne(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		if n.Add(1)%50 == 0 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	code := run([]string{"probe", "--target", srv.URL, "--concurrency", "1,2", "--step", "300ms", "--warm-up", "0s", "--json"}, &out, &errb)
+	var res struct {
+		Steps []struct {
+			Errors     int            `json:"errors"`
+			ErrorKinds map[string]int `json:"error_kinds"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != exitFailed || len(res.Steps) != 2 || res.Steps[0].ErrorKinds["status 502"] == 0 ||
+		!strings.Contains(errb.String(), "ended in an error") {
+		t.Errorf("exit %d (%v), %+v, stderr %q; want 1 with both steps and their 502s", code, err, res, errb.String())
+	}
+}
+
+// Interrupted (SIGINT), the probe prints and writes the steps it
+// completed, marked partial, and exits 130.
+func TestProbeInterruptedIsPartial(t *testing.T) {
+	t.Parallel() // a child process that is interrupted whatever else runs
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
+	defer srv.Close()
+	dir := t.TempDir()
+	// SIGINT once the first step is reported, within the second.
+	code, out, errb := interruptChild(t, "concurrency   1:", 100*time.Millisecond, "probe", "--target", srv.URL,
+		"--concurrency", "1-3", "--step", "1s", "--warm-up", "0s", "--json", "--out", dir)
+	var res struct {
+		Partial bool              `json:"partial"`
+		Steps   []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || len(res.Steps) != 1 {
+		t.Fatalf("exit %d, partial %v, %d steps (%v), stderr %q; want 130 and 1 step, partial", code, res.Partial, len(res.Steps), err, errb)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "probe.*"))
+	md, _ := os.ReadFile(filepath.Join(dir, "probe.md"))
+	if len(names) != 3 || !strings.Contains(string(md), "Interrupted: partial result") {
+		t.Errorf("written %v, probe.md says partial: %v", names, strings.Contains(string(md), "Interrupted"))
+	}
+	if !slices.ContainsFunc(strings.Split(errb, "\n"), func(l string) bool { return strings.HasPrefix(l, "loadlab: interrupted") }) {
+		t.Errorf("stderr %q lacks the one-line interruption", errb)
+	}
+}
