@@ -3,7 +3,9 @@
 //	loadlab experiment             the replication matrix, hypotheses and reports
 //	loadlab preregister            lock the hypotheses before the first run
 //	loadlab check DIR              re-judge a results folder
-//	loadlab run                    one batch of records against a running mock service
+//	loadlab run                    one batch of records against a running mock service, or your own services
+//	loadlab probe                  the capacity of one dependency: stepped concurrency, knee, USL fit
+//	loadlab advise                 a strategy file from probes: permits at the knees, records in flight
 //	loadlab load                   open or closed load against an endpoint, every request one outcome
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
@@ -38,7 +40,11 @@ Commands:
   check DIR              re-judge a results folder and print the verdicts
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
-                         sequential, bounded:N, unbounded
+                         sequential, bounded:N, unbounded; or your own services: --pipeline FILE
+  probe                  drive one dependency at stepped concurrency and report its service time,
+                         plateau, knee, first rejection and a Universal Scalability Law fit
+  advise                 write a strategy file from probes of a pipeline's dependencies:
+                         permits at each knee, records in flight by Little's law
   load                   drive an endpoint with an open ramp or closed users and report every
                          request in one outcome (on time, rejected, served too late, unfinished, ...)
                          (flags as simulate admission; --compare-model puts both side by side)
@@ -121,6 +127,10 @@ func dispatch(args []string, stdout io.Writer) error {
 		return runPreregister(args[1:], stdout)
 	case "check":
 		return runCheck(args[1:], stdout)
+	case "probe":
+		return runProbe(args[1:], stdout)
+	case "advise":
+		return runAdvise(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")

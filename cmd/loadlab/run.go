@@ -29,7 +29,7 @@ func runRecords(args []string, stdout io.Writer) error {
 			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
 			"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n", stdout)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
-	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded")
+	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded (with --pipeline the default is C2:\nC4's budgets name the lab's dependencies; give yours with --permits)")
 	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	permits := fs.String("permits", "", "override: per-dependency budgets by the pipeline's names, e.g. geo=8,ledger=6")
@@ -64,15 +64,19 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	var s records.Strategy
 	var err error
+	strategyGiven := false
+	fs.Visit(func(f *flag.Flag) { strategyGiven = strategyGiven || f.Name == "strategy" })
 	if *strategyFile != "" {
-		visited := false
-		fs.Visit(func(f *flag.Flag) { visited = visited || f.Name == "strategy" })
-		if visited {
+		if strategyGiven {
 			return usageErr("run: --strategy and --strategy-file: give one")
 		}
 		s, err = records.LoadStrategyFile(*strategyFile, cfg.PipelineOrLab())
 	} else {
-		s, err = records.ParseStrategy(*strategy)
+		name := *strategy
+		if cfg.Pipeline != nil && !strategyGiven {
+			name = "C2"
+		}
+		s, err = records.ParseStrategy(name)
 	}
 	if err != nil {
 		return usageErr("run: %v", err)
