@@ -16,7 +16,7 @@ build:
 # The main job: the replication experiment (in-process mock service, each
 # client run a CPU-limited child process), its table, verdicts and reports.
 run: build
-	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v2.yaml $(EXPERIMENT_FLAGS)
+	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v3.yaml $(EXPERIMENT_FLAGS)
 
 # The mock dependencies alone, for loadlab run / load against them.
 mock: build

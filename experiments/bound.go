@@ -53,13 +53,15 @@ func CellBound(cfg config.Config, scenario string, s records.Strategy, recordsIn
 	case s.SharedPermits > 0:
 		// One pool holds a permit for every call of a record.
 		b.EnrichmentCapacity = float64(s.SharedPermits) / perRecord
-	case s.EnrichPermits > 0:
-		b.EnrichmentCapacity = float64(s.EnrichPermits) / (records.EnrichmentSteps * e)
-		if s.WritePermits > 0 {
-			b.WriteCapacity = math.Min(b.WriteCapacity, float64(s.WritePermits)/w)
-		}
 	default:
-		b.EnrichmentCapacity = float64(cfg.Enrichment.Workers) / (records.EnrichmentSteps * e)
+		enrich := cfg.Enrichment.Workers
+		if n := s.PermitsFor(records.Enrichment); n > 0 {
+			enrich = min(enrich, n)
+		}
+		b.EnrichmentCapacity = float64(enrich) / (records.EnrichmentSteps * e)
+		if n := s.PermitsFor(records.Records); n > 0 {
+			b.WriteCapacity = math.Min(b.WriteCapacity, float64(n)/w)
+		}
 	}
 	b.InFlightCapacity = float64(recordsInFlight) / perRecord
 	b.Bound, b.Limit = b.WriteCapacity, "writes"

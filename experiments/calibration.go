@@ -149,7 +149,7 @@ func (r *Runner) calibrate(ctx context.Context, mockCfg config.Config) *Calibrat
 					return cal
 				}
 				cell := Cell{Strategy: st, Scenario: config.ProfileHealthy, CPU: cal.CPU}
-				rec := r.runAt(ctx, mocks[scale], scale, mockCfg, cell, run)
+				rec := r.runAt(ctx, mocks[scale], scale, mockCfg, cell, run, nil)
 				if !rec.Valid() {
 					failed[st] = append(failed[st], fmt.Sprintf("run %d at time scale %g: %s: %s", run, scale, rec.Status, rec.Reason))
 					continue

@@ -66,7 +66,7 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 		}
 		runs[i] = run
 	}
-	cells := Summaries(r.Experiment, runs, mockCfg)
+	cells := Summaries(r.Experiment, runs, mockCfg, r.Advised)
 	if len(cells) != len(r.Cells) {
 		return nil, fmt.Errorf("%d cells recomputed, %d stored", len(cells), len(r.Cells))
 	}

@@ -42,7 +42,7 @@ func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 }
 
 // Summaries computes every cell's statistics and bound.
-func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config) []CellSummary {
+func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config, advised map[string]*AdvisedStrategy) []CellSummary {
 	var out []CellSummary
 	for _, c := range spec.Cells() {
 		cs := CellSummary{Cell: c, Stats: map[string]Stat{}}
@@ -67,7 +67,7 @@ func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config) []CellSummary
 		for k, vals := range byMetric {
 			cs.Stats[k] = Summarize(vals)
 		}
-		s, _ := records.ParseStrategy(c.Strategy)
+		s, _ := spec.Strategy(c, advised)
 		inFlight := s.RecordsInFlight
 		if st, ok := cs.Stats["records_in_flight"]; ok {
 			inFlight = int(st.Median)

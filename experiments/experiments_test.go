@@ -207,15 +207,27 @@ func TestLockRefusesAnEditedFile(t *testing.T) {
 }
 
 // The committed experiment and hypotheses load, and the hypotheses still
-// match their preregistration lock.
+// match their preregistration lock. A spec named "results/…" is the design
+// a committed run used (replication.yaml has since gained cells).
 func TestCommittedFilesAreValidAndLocked(t *testing.T) {
 	for _, c := range []struct{ spec, hyp, rules string }{
 		{"replication.yaml", "hypotheses.yaml", RulesRangeV1},
-		{"replication.yaml", "hypotheses-v2.yaml", RulesPairedV2},
+		{"results/replication-v2/results.json", "hypotheses-v2.yaml", RulesPairedV2},
+		{"replication.yaml", "hypotheses-v3.yaml", RulesPairedV2},
 		{"container.yaml", "container-hypotheses.yaml", RulesRangeV1},
 		{"container.yaml", "container-hypotheses-v2.yaml", RulesPairedV2},
 	} {
-		spec, err := LoadSpec(c.spec)
+		var spec Spec
+		var err error
+		if strings.HasPrefix(c.spec, "results/") {
+			var r *Results
+			r, err = ReadResults(c.spec)
+			if err == nil {
+				spec = r.Experiment
+			}
+		} else {
+			spec, err = LoadSpec(c.spec)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,6 +86,9 @@ type Results struct {
 	// Calibration is the measured time-scale bias; when it exceeds its
 	// limit, unaccepted, every verdict is inconclusive.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Advised is, per scenario, the strategy "advised" and the probes and
+	// advice it came from.
+	Advised map[string]*AdvisedStrategy `json:"advised,omitempty"`
 }
 
 // CellSummary is a cell's statistics over its runs.

@@ -21,6 +21,9 @@ import (
 // Progress reports the matrix's advance (or, with Calibrating, the
 // calibration's: Done of Total rounds).
 type Progress struct {
+	// Advising, when set, names the scenario/dependency being probed for
+	// the strategy "advised".
+	Advising    string
 	Calibrating bool
 	Done, Total int
 	Cell        Cell
@@ -69,6 +72,10 @@ type Runner struct {
 	// Lock is the hypotheses' preregistration: under paired-v2 rules a run
 	// of another design is labelled exploratory.
 	Lock Lock
+
+	// advisedFiles are the strategy files of the advised cells, by
+	// scenario, for the runs' --strategy-file.
+	advisedFiles map[string]string
 }
 
 // Errors of a mock service unfit for the experiment; nothing is run.
@@ -116,6 +123,13 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		res.Finished = time.Now().UTC()
 		return res, ctx.Err()
 	}
+	res.Advised = r.adviseAll(ctx, mock, mockCfg)
+	files, cleanup, err := writeAdvised(res.Advised)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	r.advisedFiles = files
 	cells := r.Spec.Cells()
 	total := len(cells) * r.Spec.Runs
 	start := time.Now()
@@ -131,7 +145,7 @@ matrix:
 			if r.Progress != nil {
 				r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start)})
 			}
-			rec := r.runOne(ctx, mock, mockCfg, c, run)
+			rec := r.runOne(ctx, mock, mockCfg, c, run, res.Advised)
 			if ctx.Err() != nil {
 				break matrix // the run was cut short by the interruption: not a result
 			}
@@ -144,7 +158,7 @@ matrix:
 		}
 	}
 	res.Finished = time.Now().UTC()
-	res.Cells = Summaries(r.Spec, res.Runs, mockCfg)
+	res.Cells = Summaries(r.Spec, res.Runs, mockCfg, res.Advised)
 	res.Lock = r.Lock
 	res.Verdicts = Rejudge(res)
 	if err := ctx.Err(); err != nil {
@@ -166,11 +180,11 @@ const (
 
 // runLimit is how long one run of cell c may take in real time before its
 // child is killed and the run fails.
-func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64) time.Duration {
+func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64, advised map[string]*AdvisedStrategy) time.Duration {
 	if r.RunLimit > 0 {
 		return r.RunLimit
 	}
-	s, _ := records.ParseStrategy(c.Strategy)
+	s, _ := r.Spec.Strategy(c, advised)
 	inFlight := max(s.RecordsInFlight, 1)
 	if s.RecordsInFlight == records.UnboundedInFlight {
 		inFlight = r.Spec.Records
@@ -185,8 +199,17 @@ func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64) time.Dur
 
 // runOne runs cell c once against the mock service the experiment runs,
 // with the mock service's seed for run run.
-func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int) RunRecord {
-	return r.runAt(ctx, mock, r.Spec.TimeScale, mockCfg, c, run)
+func (r *Runner) runOne(ctx context.Context, mock api.Client, mockCfg config.Config, c Cell, run int, advised map[string]*AdvisedStrategy) RunRecord {
+	if c.Strategy == Advised {
+		a := advised[c.Scenario]
+		switch {
+		case a == nil:
+			return RunRecord{Cell: c, Run: run, Seed: RunSeed(r.Spec, run), Status: RunFailed, Reason: "no advice: the probes did not run"}
+		case a.Failed != "":
+			return RunRecord{Cell: c, Run: run, Seed: RunSeed(r.Spec, run), Status: RunFailed, Reason: "no advice: " + a.Failed}
+		}
+	}
+	return r.runAt(ctx, mock, r.Spec.TimeScale, mockCfg, c, run, advised)
 }
 
 // RunSeed is the mock service's seed for run k of every cell: the
@@ -198,7 +221,7 @@ func RunSeed(spec Spec, run int) uint32 { return uint32(spec.Seed) + uint32(run)
 // earlier work, resets it with the run's seed, runs the child, waits for
 // quiet again, scrapes, resolves the writes of unknown outcome, and
 // reconciles the client's figures with the server's.
-func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mockCfg config.Config, c Cell, run int) (rec RunRecord) {
+func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mockCfg config.Config, c Cell, run int, advised map[string]*AdvisedStrategy) (rec RunRecord) {
 	rec = RunRecord{Cell: c, Run: run, Seed: RunSeed(r.Spec, run), Status: RunValid}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
@@ -222,12 +245,16 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	}
 	defer lim.Cleanup()
 	rec.Mechanism = lim.Mechanism
-	args := []string{"run", "--target", r.clientTarget(mock), "--strategy", c.Strategy,
+	strategy := []string{"--strategy", c.Strategy}
+	if c.Strategy == Advised {
+		strategy = []string{"--strategy-file", r.advisedFiles[c.Scenario]}
+	}
+	args := []string{"run", "--target", r.clientTarget(mock), strategy[0], strategy[1],
 		"--records", strconv.Itoa(r.Spec.Records), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
 		"--call-timeout", r.Spec.CallTimeout.String(), "--permit-timeout", r.Spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
 		"--sample-interval", sampleInterval(scale).String()}
-	limit := r.runLimit(mockCfg, c, scale)
+	limit := r.runLimit(mockCfg, c, scale, advised)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, r.Binary, args...)

@@ -9,12 +9,14 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -38,6 +40,51 @@ type Spec struct {
 	Scenarios     []string      `yaml:"scenarios" json:"scenarios"`
 	CPUs          []CPUSetting  `yaml:"cpus" json:"cpus"`
 	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
+	// Advise is how the strategy "advised" is made: before the matrix, the
+	// runner probes each dependency of the lab's pipeline under each
+	// scenario's profile and advises a strategy per scenario.
+	Advise *AdviseSpec `yaml:"advise,omitempty" json:"advise,omitempty"`
+}
+
+// Advised is the strategy name whose cells run what loadlab advise gives
+// for their scenario.
+const Advised = "advised"
+
+// AdviseSpec is the probing and advice behind the strategy "advised".
+type AdviseSpec struct {
+	// TargetRate is in records per lab second; 0: as fast as the
+	// bottleneck allows.
+	TargetRate float64 `yaml:"target_rate" json:"target_rate"`
+	// Step and WarmUp are each probe step's measured and warm-up time, in
+	// lab time (times the time scale in real time).
+	Step   time.Duration `yaml:"step" json:"step"`
+	WarmUp time.Duration `yaml:"warm_up" json:"warm_up"`
+	// Probes gives, per dependency of the lab's pipeline, the concurrency
+	// steps to probe.
+	Probes map[string]ProbeSpec `yaml:"probes" json:"probes"`
+}
+
+// ProbeSpec is one dependency's probe: the concurrency steps, the body
+// template (loadlab probe's: {{.ID}} is unique per request), and the
+// fraction of errors and timeouts that stops it (0: probe's default).
+type ProbeSpec struct {
+	Concurrency    []int   `yaml:"concurrency" json:"concurrency"`
+	Body           string  `yaml:"body" json:"body"`
+	StopErrorRatio float64 `yaml:"stop_error_ratio,omitempty" json:"stop_error_ratio,omitempty"`
+}
+
+// Strategy resolves a cell's strategy: a named one, or for "advised" the
+// scenario's advice (ok false when there is none).
+func (s Spec) Strategy(c Cell, advised map[string]*AdvisedStrategy) (records.Strategy, bool) {
+	if c.Strategy == Advised {
+		a, ok := advised[c.Scenario]
+		if !ok || a == nil {
+			return records.Strategy{Name: Advised}, false
+		}
+		return a.Strategy.Strategy(), true
+	}
+	st, err := records.ParseStrategy(c.Strategy)
+	return st, err == nil
 }
 
 // CPUSetting is one client CPU limit: a quota of CPUs (like docker --cpus),
@@ -144,8 +191,39 @@ func (s Spec) validate() (field string, at []any, err error) {
 		return "cpus", []any{"cpus"}, errors.New("at least one is needed")
 	}
 	for i, st := range s.Strategies {
+		if st == Advised {
+			if s.Advise == nil {
+				return fmt.Sprintf("strategies[%d]", i), []any{"strategies", i}, errors.New(`"advised" needs an advise section`)
+			}
+			continue
+		}
 		if _, err := records.ParseStrategy(st); err != nil {
 			return fmt.Sprintf("strategies[%d]", i), []any{"strategies", i}, err
+		}
+	}
+	if a := s.Advise; a != nil {
+		lab := pipelines.Lab()
+		switch {
+		case a.TargetRate < 0 || math.IsNaN(a.TargetRate) || math.IsInf(a.TargetRate, 0):
+			return "advise.target_rate", []any{"advise", "target_rate"}, fmt.Errorf("%v must be ≥ 0 (0: as fast as the bottleneck allows)", a.TargetRate)
+		case a.Step <= 0:
+			return "advise.step", []any{"advise", "step"}, fmt.Errorf("%v must be > 0", a.Step)
+		case a.WarmUp < 0:
+			return "advise.warm_up", []any{"advise", "warm_up"}, fmt.Errorf("%v must be ≥ 0", a.WarmUp)
+		}
+		for _, dep := range lab.Names() {
+			p, ok := a.Probes[dep]
+			if !ok {
+				return "advise.probes", []any{"advise", "probes"}, fmt.Errorf("no probe for %s (the lab's dependencies: %s)", dep, strings.Join(lab.Names(), ", "))
+			}
+			if len(p.Concurrency) == 0 || !slices.IsSorted(p.Concurrency) || p.Concurrency[0] < 1 {
+				return "advise.probes." + dep + ".concurrency", []any{"advise", "probes", dep, "concurrency"}, errors.New("give rising concurrencies ≥ 1")
+			}
+		}
+		for dep := range a.Probes {
+			if lab.Dependency(dep) == nil {
+				return "advise.probes." + dep, []any{"advise", "probes", dep}, fmt.Errorf("not a dependency of the lab's pipeline (%s)", strings.Join(lab.Names(), ", "))
+			}
 		}
 	}
 	for i, sc := range s.Scenarios {

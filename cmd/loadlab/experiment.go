@@ -21,7 +21,7 @@ import (
 
 const (
 	defaultExperiment = "experiments/replication.yaml"
-	defaultHypotheses = "experiments/hypotheses-v2.yaml"
+	defaultHypotheses = "experiments/hypotheses-v3.yaml"
 )
 
 func runExperiment(args []string, stdout io.Writer) error {
@@ -177,6 +177,10 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 	if isTerminal(w) {
 		var bar *progressbar.ProgressBar
 		return func(p experiments.Progress) {
+			if p.Advising != "" {
+				fmt.Fprintf(w, "\rprobing %s for the advised strategy ", p.Advising)
+				return
+			}
 			if p.Calibrating {
 				fmt.Fprintf(w, "\rcalibrating the time scale: round %d of %d ", p.Done, p.Total)
 				return
@@ -191,6 +195,10 @@ func progressPrinter(w *os.File) func(experiments.Progress) {
 		}
 	}
 	return func(p experiments.Progress) {
+		if p.Advising != "" {
+			fmt.Fprintf(w, "probing %s for the advised strategy\n", p.Advising)
+			return
+		}
 		if p.Calibrating {
 			fmt.Fprintf(w, "calibrating the time scale: round %d of %d done\n", p.Done, p.Total)
 			return

@@ -1,0 +1,159 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/pipelines"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// AdvisedStrategy is the strategy "advised" for one scenario, with the
+// probes and the advice it came from (raw data, in results.json).
+type AdvisedStrategy struct {
+	Scenario string                  `json:"scenario"`
+	Strategy records.FileStrategy    `json:"strategy"`
+	Advice   advise.Advice           `json:"advice"`
+	Probes   map[string]probe.Result `json:"probes"`
+	// Failed says why no strategy could be advised; the scenario's
+	// advised cells then fail every run.
+	Failed string `json:"failed,omitempty"`
+}
+
+// adviseAll probes every dependency of the lab's pipeline on the mock
+// service under each scenario of an advised cell, and advises a strategy
+// per scenario. Probes send only their load route, in real time against
+// the mock service at the experiment's time scale; the advice's rates are
+// per real second at that scale, its permits and records in flight apply
+// to the runs as they are.
+func (r *Runner) adviseAll(ctx context.Context, mock api.Client, mockCfg config.Config) map[string]*AdvisedStrategy {
+	var scenarios []string
+	for _, c := range r.Spec.Cells() {
+		if c.Strategy == Advised && !slices.Contains(scenarios, c.Scenario) {
+			scenarios = append(scenarios, c.Scenario)
+		}
+	}
+	if len(scenarios) == 0 {
+		return nil
+	}
+	out := map[string]*AdvisedStrategy{}
+	for _, sc := range scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		out[sc] = r.adviseOne(ctx, mock, mockCfg, sc)
+	}
+	return out
+}
+
+func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.Config, scenario string) *AdvisedStrategy {
+	a := &AdvisedStrategy{Scenario: scenario, Probes: map[string]probe.Result{}}
+	fail := func(format string, args ...any) *AdvisedStrategy {
+		a.Failed = fmt.Sprintf(format, args...)
+		return a
+	}
+	spec, scale := r.Spec.Advise, r.Spec.TimeScale
+	if err := mock.SetProfile(ctx, scenario); err != nil {
+		return fail("set profile: %v", err)
+	}
+	lab := pipelines.Lab()
+	caps := map[string]advise.Capacity{}
+	for _, d := range lab.Dependencies {
+		waitQuiet(ctx, mock, quietLimit(mockCfg, scale))
+		if err := mock.Reset(ctx); err != nil {
+			return fail("reset: %v", err)
+		}
+		ps := spec.Probes[d.Name]
+		cfg := probe.Default()
+		path, _, err := d.Render(sampleData)
+		if err != nil {
+			return fail("%s: %v", d.Name, err)
+		}
+		cfg.Target, cfg.Method, cfg.Body = r.Target+path, d.Method, ps.Body
+		cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
+		cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
+		cfg.Timeout = scaled(r.Spec.CallTimeout, scale) // the client's call timeout: capacity as it sees it
+		cfg.OKStatuses, cfg.RejectStatuses = d.Success, d.Rejection
+		if ps.StopErrorRatio > 0 {
+			cfg.StopErrorRatio = ps.StopErrorRatio
+		}
+		if r.Progress != nil {
+			r.Progress(Progress{Advising: scenario + "/" + d.Name})
+		}
+		res, err := probe.Run(ctx, cfg, nil)
+		if err != nil {
+			return fail("probe %s: %v", d.Name, err)
+		}
+		a.Probes[d.Name] = res
+		caps[d.Name], err = capacityOf(res)
+		if err != nil {
+			return fail("probe %s: %v", d.Name, err)
+		}
+	}
+	rate := spec.TargetRate / scale // records per real second at the time scale
+	adv, err := advise.Advise(lab, caps, rate)
+	if err != nil {
+		return fail("advise: %v", err)
+	}
+	a.Advice, a.Strategy = adv, adv.Strategy(Advised)
+	return a
+}
+
+// sampleData renders a dependency's path for a probe (the lab's paths
+// take no record fields).
+var sampleData = pipeline.Data{ID: "probe", Step: 1, Complete: true}
+
+func scaled(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) * scale)
+}
+
+// capacityOf reads a probe's result as advise takes it: the fields
+// loadlab probe --json writes, through the same JSON.
+func capacityOf(res probe.Result) (advise.Capacity, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return advise.Capacity{}, err
+	}
+	var c advise.Capacity
+	err = json.Unmarshal(b, &c)
+	return c, err
+}
+
+// writeAdvised writes each scenario's advised strategy to a file of its own
+// for the runs' --strategy-file; cleanup removes them.
+func writeAdvised(advised map[string]*AdvisedStrategy) (files map[string]string, cleanup func(), err error) {
+	if len(advised) == 0 {
+		return nil, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "loadlab-advised-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("experiment: advised strategies: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	files = map[string]string{}
+	for sc, a := range advised {
+		if a.Failed != "" {
+			continue
+		}
+		data, err := a.Advice.File(Advised, "the advised strategy for scenario "+sc)
+		if err == nil {
+			files[sc] = filepath.Join(dir, sc+".yaml")
+			err = os.WriteFile(files[sc], data, 0o644)
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("experiment: advised strategy for %s: %w", sc, err)
+		}
+	}
+	return files, cleanup, nil
+}
