@@ -22,7 +22,8 @@ import (
 // Capacity is what a probe measured of one dependency (loadlab probe's
 // JSON has these fields).
 type Capacity struct {
-	// ServiceTimeSeconds is the latency at the lowest concurrency probed.
+	// ServiceTimeSeconds is the median latency at the lowest concurrency
+	// probed (the lowest step's mean, when given, is used instead).
 	ServiceTimeSeconds float64 `json:"service_time_seconds"`
 	// Knee is the smallest concurrency reaching 95% of the plateau; nil
 	// when throughput was still rising at the highest step probed.
@@ -36,6 +37,8 @@ type Capacity struct {
 type Step struct {
 	Concurrency int     `json:"concurrency"`
 	OKPerSecond float64 `json:"ok_per_second"`
+	// MeanSeconds is the mean latency of the step's successes.
+	MeanSeconds *float64 `json:"mean_seconds"`
 }
 
 // Dependency is the advice for one dependency.
@@ -43,7 +46,8 @@ type Dependency struct {
 	CallsPerRecord int `json:"calls_per_record" yaml:"calls_per_record"`
 	Permits        int `json:"permits" yaml:"permits"`
 	// PermitsFrom says which rule gave Permits.
-	PermitsFrom        string  `json:"permits_from" yaml:"permits_from"`
+	PermitsFrom string `json:"permits_from" yaml:"permits_from"`
+	// ServiceTimeSeconds is the mean time of one call at low load.
 	ServiceTimeSeconds float64 `json:"service_time_seconds" yaml:"service_time_seconds"`
 	// CallsPerSecond is the measured successes per second at Permits (the
 	// probe's step at, or the highest below, that concurrency).
@@ -60,7 +64,7 @@ type Advice struct {
 	// allows); PlannedRate what the records in flight are sized for.
 	TargetRate  float64 `json:"target_rate_per_second" yaml:"target_rate_per_second"`
 	PlannedRate float64 `json:"planned_rate_per_second" yaml:"planned_rate_per_second"`
-	// TimePerRecord is the sum of every call's low-load service time.
+	// TimePerRecord is the sum of every call's mean time at low load.
 	TimePerRecord float64 `json:"time_per_record_seconds" yaml:"time_per_record_seconds"`
 	Bottleneck    string  `json:"bottleneck" yaml:"bottleneck"`
 	// RateBound is the bottleneck's records per second.
@@ -82,12 +86,12 @@ func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64
 		RateBound: math.Inf(1)}
 	calls := p.CallsPerRecord()
 	for _, name := range p.Names() {
+		if calls[name] == 0 {
+			continue // in the file, in no step
+		}
 		c, ok := probes[name]
 		if !ok {
 			return Advice{}, fmt.Errorf("no probe of dependency %q", name)
-		}
-		if calls[name] == 0 {
-			continue // in the file, in no step
 		}
 		d, warn, err := advise(name, c)
 		if err != nil {
@@ -127,19 +131,33 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 		return Dependency{}, nil, fmt.Errorf("%s: the probe has no steps or no service time", name)
 	}
 	var warn []string
+	// Little's law takes the mean time of a call: the lowest step's mean
+	// (of its successes) when the probe measured one.
 	d := Dependency{ServiceTimeSeconds: c.ServiceTimeSeconds}
+	if m := steps[0].MeanSeconds; m != nil && *m > 0 {
+		d.ServiceTimeSeconds = *m
+	}
 	if c.Knee != nil {
 		d.Permits, d.PermitsFrom = *c.Knee, "the knee"
 	} else {
 		d.Permits = steps[len(steps)-1].Concurrency
 		d.PermitsFrom = "no knee: the highest concurrency probed"
-		warn = append(warn, fmt.Sprintf("%s: no knee up to %d: its budget is the highest concurrency probed; probing further may allow more", name, d.Permits))
+		warn = append(warn, fmt.Sprintf("%s: no knee up to %d: its budget is the highest concurrency probed, and the rate measured there bounds it "+
+			"(a lower bound on what %s can take; probing further may allow more)", name, d.Permits, name))
 	}
 	if rb := c.RejectionsBeginAt; rb != nil && d.Permits >= *rb {
-		if *rb <= 1 {
-			return Dependency{}, nil, fmt.Errorf("%s: rejections began at concurrency %d: no budget avoids them", name, *rb)
+		// The highest step probed below the first rejection: between it and
+		// the rejection nothing was measured.
+		below := 0
+		for _, s := range steps {
+			if s.Concurrency < *rb {
+				below = s.Concurrency
+			}
 		}
-		d.Permits, d.PermitsFrom = *rb-1, "one below the first rejection"
+		if below < 1 {
+			return Dependency{}, nil, fmt.Errorf("%s: rejections began at concurrency %d, the lowest probed: no budget avoids them", name, *rb)
+		}
+		d.Permits, d.PermitsFrom = below, "the highest concurrency probed below the first rejection"
 	}
 	for _, s := range steps {
 		if s.Concurrency <= d.Permits {

@@ -65,8 +65,26 @@ func TestAdviseRules(t *testing.T) {
 	r.Knee, r.RejectionsBeginAt = intp(10), intp(8)
 	p["records"] = r
 	a, err := advise.Advise(pipelines.Lab(), p, 0)
-	if err != nil || a.Dependencies["records"].Permits != 7 || a.Dependencies["records"].PermitsFrom != "one below the first rejection" {
+	if err != nil || a.Dependencies["records"].Permits != 7 || a.Dependencies["records"].PermitsFrom != "the highest concurrency probed below the first rejection" {
 		t.Errorf("knee past the first rejection: %+v, %v", a.Dependencies["records"], err)
+	}
+	// Sparse steps: never past the first rejection means the highest step
+	// probed below it, not one below the rejection.
+	sparse := p["enrichment"]
+	sparse.Steps = []advise.Step{{Concurrency: 1, OKPerSecond: 8}, {Concurrency: 2, OKPerSecond: 16}, {Concurrency: 4, OKPerSecond: 32},
+		{Concurrency: 8, OKPerSecond: 60}, {Concurrency: 16, OKPerSecond: 61}}
+	sparse.RejectionsBeginAt = intp(16)
+	p["enrichment"] = sparse
+	a, err = advise.Advise(pipelines.Lab(), p, 0)
+	if e := a.Dependencies["enrichment"]; err != nil || e.Permits != 8 || e.CallsPerSecond != 60 {
+		t.Errorf("sparse steps, rejections at 16: %+v, %v; want 8 permits at 60 calls/s", e, err)
+	}
+	// Little's law takes the lowest step's mean when the probe gave one.
+	mean := 0.2
+	sparse.Steps[0].MeanSeconds = &mean
+	p["enrichment"] = sparse
+	if a, _ = advise.Advise(pipelines.Lab(), p, 0); a.Dependencies["enrichment"].ServiceTimeSeconds != 0.2 {
+		t.Errorf("mean not used: %+v", a.Dependencies["enrichment"])
 	}
 	r.RejectionsBeginAt = intp(1)
 	p["records"] = r

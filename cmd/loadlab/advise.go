@@ -35,17 +35,21 @@ func runAdvise(args []string, stdout io.Writer) error {
 		"Writes a strategy file from a probe of every dependency of a pipeline (loadlab probe --json > FILE):\n"+
 			"each dependency's permits at its knee (the highest concurrency probed if it showed none; never at or\n"+
 			"past its first rejection), the bottleneck (the fewest records per second at its permits), and the\n"+
-			"records in flight by Little's law: target rate × time per record (the calls' low-load service times\n"+
-			"summed), the rate capped by the bottleneck, with a warning when the target exceeds it. Rates are in\n"+
-			"the probes' seconds: probes of a mock service at a time scale advise runs at the same scale.\n"+
+			"records in flight by Little's law: target rate × time per record (the calls' mean times at the\n"+
+			"lowest concurrency probed, summed), the rate capped by the bottleneck, with a warning when the target\n"+
+			"exceeds it. A dependency without a knee gets the highest concurrency probed, and the rate measured\n"+
+			"there bounds it (said as a warning: probing further may allow more). Rates are per second of the\n"+
+			"probes: probes of a mock service at a time scale advise runs at the same scale.\n"+
 			"Run it with loadlab run --strategy-file FILE, or as strategy \"advised\" in an experiment.\n\n"+
 			"Example:\n"+
-			"  loadlab probe --target http://127.0.0.1:8080/enrich --body '{\"record_id\":\"{{.ID}}\",\"step\":1}' --json > enrich.json\n"+
-			"  loadlab probe --target http://127.0.0.1:8080/records --body '{\"id\":\"{{.ID}}\",\"complete\":true}' --json > records.json\n"+
+			"  loadlab probe --target http://127.0.0.1:8080/enrich --body '{\"record_id\":{{json .ID}},\"step\":1}' \\\n"+
+			"      --concurrency 1,2,4,8,16,32,64,128 --json > enrich.json\n"+
+			"  loadlab probe --target http://127.0.0.1:8080/records --body '{\"id\":{{json .ID}},\"complete\":true}' \\\n"+
+			"      --concurrency 1-16 --json > records.json\n"+
 			"  loadlab advise --probe enrichment=enrich.json --probe records=records.json --target-rate 150 --out advised.yaml\n", stdout)
 	fs.Var(probes, "probe", "DEPENDENCY=FILE: a probe's JSON for one dependency of the pipeline (once per dependency)")
 	pipelineFile := fs.String("pipeline", "", "the pipeline file (default: the lab's, "+pipelines.LabFile+")")
-	target := fs.Float64("target-rate", 0, "records per second wanted (0: as fast as the bottleneck allows)")
+	target := fs.Float64("target-rate", 0, "records per second wanted, in the probes' seconds (0: as fast as the bottleneck allows)")
 	name := fs.String("name", "advised", "the strategy's name")
 	out := fs.String("out", "", "write the strategy file here (default: print it)")
 	asJSON := fs.Bool("json", false, "print the advice as one JSON object (the file is still written with --out)")
