@@ -165,7 +165,31 @@ func finish(p *Pipeline, file string, root *yaml.Node) (*Pipeline, error) {
 	if calls > MaxCalls {
 		return nil, fail(fmt.Errorf("%d calls per record, at most %d", calls, MaxCalls), "steps")
 	}
+	if last := len(p.Steps) - 1; !p.Steps[last].Required {
+		return nil, fail(errors.New("the last step is the record's write and must be required: true"), "steps", last, "required")
+	}
+	// Render every call a record can make (each repeat, complete or not),
+	// so that a template that cannot render fails here, not mid-run.
+	for i, s := range p.Steps {
+		d := p.Dependency(s.Dependency)
+		for n := 1; n <= s.Repeat; n++ {
+			for _, complete := range []bool{true, false} {
+				if _, _, err := d.Render(Data{ID: "sample-00001", Index: 1, Step: n, Complete: complete}); err != nil {
+					return nil, fail(fmt.Errorf("step %d, call %d, complete %v: %w", i, n, complete, err), "dependencies", slices.Index(p.Names(), d.Name), fieldOf(err))
+				}
+			}
+		}
+	}
 	return p, nil
+}
+
+// fieldOf is the field a render error is in.
+func fieldOf(err error) string {
+	var fe fieldErr
+	if errors.As(err, &fe) {
+		return fe.field
+	}
+	return ""
 }
 
 type fieldErr struct {
@@ -219,9 +243,23 @@ func (d *Dependency) finish() error {
 			}
 		}
 	}
+	if len(d.Success) == 0 {
+		return fieldErr{"success", errors.New("at least one status must mean success")}
+	}
 	for _, c := range d.Success {
 		if slices.Contains(d.Rejection, c) {
 			return fieldErr{"rejection", fmt.Errorf("%d is also a success", c)}
+		}
+		if slices.Contains(d.Retryable, c) {
+			return fieldErr{"retryable", fmt.Errorf("%d is also a success", c)}
+		}
+	}
+	for k, v := range d.Headers {
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) }) {
+			return fieldErr{"headers", fmt.Errorf("%q is not a header name", k)}
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return fieldErr{"headers", fmt.Errorf("the value of %s holds a line break or NUL", k)}
 		}
 	}
 	sample := Data{ID: "sample-00001", Index: 1, Step: 1, Complete: true}
@@ -231,15 +269,16 @@ func (d *Dependency) finish() error {
 	return nil
 }
 
-// funcs are the templates' functions: json writes a value as JSON (a
-// string quoted and escaped), for ids inside JSON bodies.
-var funcs = template.FuncMap{"json": func(v any) (string, error) {
+// TemplateFuncs are the templates' functions, here and in loadlab probe's
+// bodies: json writes a value as JSON (a string quoted and escaped), for
+// ids inside JSON bodies.
+var TemplateFuncs = template.FuncMap{"json": func(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }}
 
 func parse(name, text string) (*template.Template, error) {
-	return template.New(name).Funcs(funcs).Option("missingkey=error").Parse(text)
+	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=error").Parse(text)
 }
 
 // Render returns the call's path and body for one record's call.

@@ -73,6 +73,11 @@ steps:
 		{"a name twice", "  - name: b\n", "  - name: a\n", "p.yaml:6: dependencies.1.name: "},
 		{"an unknown field", "    method: GET\n", "    methd: GET\n", "line 8: field methd not found"},
 		{"repeat out of range", "repeat: 2", "repeat: 101", "p.yaml:11: steps.0.repeat: 101 must be in [1, 100]"},
+		{"the write not required", "    required: true\n", "", "p.yaml:12: steps.1.required: the last step is the record's write"},
+		{"no success status", "    method: GET\n", "    method: GET\n    success: []\n", "p.yaml:9: dependencies.1.success: at least one"},
+		{"a template that fails only for incomplete records", "/b/{{.ID}}", "/b/{{if .Complete}}{{.ID}}{{else}}{{.Nope}}{{end}}", "p.yaml:7: dependencies.1.path: step 1, call 1, complete false"},
+		{"a template that fails only on a repeat", `{"id":{{json .ID}}}`, `{"id":{{if eq .Step 2}}{{.Nope}}{{end}}}`, "p.yaml:5: dependencies.0.body: step 0, call 2"},
+		{"a bad header name", "    method: GET\n", "    method: GET\n    headers: {\"X Bad\": v}\n", "p.yaml:9: dependencies.1.headers: \"X Bad\" is not a header name"},
 	} {
 		_, err := pipeline.Load(write(strings.Replace(good, c.old, c.new, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

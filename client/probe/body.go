@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"github.com/loadlab/loadlab/client/pipeline"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -41,7 +43,7 @@ func newBodyMaker(body, prefix string) (*bodyMaker, error) {
 		b.isStatic, b.static = true, []byte(body)
 		return b, nil
 	}
-	t, err := template.New("body").Option("missingkey=error").Parse(body)
+	t, err := template.New("body").Funcs(pipeline.TemplateFuncs).Option("missingkey=error").Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("--body: %v", err)
 	}

@@ -57,7 +57,8 @@ func runProbe(args []string, stdout io.Writer) error {
 	fs, parse := newFlagSet("probe", probeSynopsis, stdout)
 	fs.StringVar(&cfg.Target, "target", "", "URL to probe (required): http:// or https://, the only URL sent anything")
 	fs.StringVar(&cfg.Method, "method", "", "HTTP method of every request (default GET, or POST with a --body)")
-	fs.StringVar(&cfg.Body, "body", "", "request body, a Go text/template: {{.ID}} a unique request id, {{.Seq}} its sequence number\n"+
+	fs.StringVar(&cfg.Body, "body", "", "request body, a Go text/template: {{.ID}} a unique request id, {{.Seq}} its sequence number,\n"+
+		"{{json .ID}} the id as a JSON string (as in pipeline files)\n"+
 		"(sent with Content-Type application/json unless a --header sets it),\n"+
 		`e.g. '{"id":"{{.ID}}","complete":true}'`)
 	fs.Func("header", "extra request header 'Name: value' (repeatable)", func(s string) error {
