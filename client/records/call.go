@@ -91,10 +91,14 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 				break
 			}
 			switch {
-			case res.Class == budgets.Rejected:
+			case res.Class == budgets.Rejected && si == write:
 				return WriteRejected, id
-			case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent):
-				// Sent, and no answer: the dependency may have acted on it.
+			case res.Class == budgets.Rejected:
+				return StepRejected, id
+			case res.Status == 0 && res.Latency > 0 && !errors.Is(res.Err, errNotSent) && si == write:
+				// Written, and no answer: the system of record may have
+				// stored it. (Before the write, no answer means the record
+				// was never written: it failed.)
 				return WriteUnknown, id
 			case res.Status == 0 && ctx.Err() != nil:
 				// The interruption came before the call reached the wire.

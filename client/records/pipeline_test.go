@@ -78,7 +78,7 @@ func TestThreeDependencyPipeline(t *testing.T) {
 		geo, fraud, ledger := sa.Stations[api.Enrichment], sb.Stations[api.Enrichment], sa.Stations[api.Records]
 		accepted := res.Complete + res.Incomplete
 		switch {
-		case !res.ServerIdentified || res.Complete+res.Incomplete+res.WriteRejected != n || res.Trouble() != "":
+		case !res.ServerIdentified || res.Complete+res.Incomplete+res.StepRejected != n || res.WriteRejected != 0 || res.Trouble() != "":
 			t.Errorf("%s: %+v", c.name, res)
 		case res.CallsSent["geo"] != 2*n || geo.Requests[api.OutcomeServed] != float64(2*n):
 			t.Errorf("%s: geo calls: client %d, server %v; want %d", c.name, res.CallsSent["geo"], geo.Requests, 2*n)
@@ -90,12 +90,12 @@ func TestThreeDependencyPipeline(t *testing.T) {
 		case res.PeakInFlight["geo"] > 8 || res.PeakInFlight["ledger"] > 4 || ledger.HighWater.Offered > 4:
 			t.Errorf("%s: peaks %v, server's writes %d: a budget was exceeded", c.name, res.PeakInFlight, ledger.HighWater.Offered)
 		}
-		if c.fraud > 0 && (res.WriteRejected != 0 || fraud.HighWater.Offered > c.fraud || res.Complete != n) {
-			t.Errorf("%s: %d rejected, fraud offered %d at once (budget %d), %d complete", c.name, res.WriteRejected, fraud.HighWater.Offered, c.fraud, res.Complete)
+		if c.fraud > 0 && (res.StepRejected != 0 || fraud.HighWater.Offered > c.fraud || res.Complete != n) {
+			t.Errorf("%s: %d rejected, fraud offered %d at once (budget %d), %d complete", c.name, res.StepRejected, fraud.HighWater.Offered, c.fraud, res.Complete)
 		}
-		if c.fraud == 0 && (res.WriteRejected == 0 || res.WriteRejected != int(fraud.Requests[api.OutcomeRejected])) {
-			t.Errorf("%s: %d records ended rejected, the fraud service refused %v", c.name, res.WriteRejected, fraud.Requests[api.OutcomeRejected])
+		if c.fraud == 0 && (res.StepRejected == 0 || res.StepRejected != int(fraud.Requests[api.OutcomeRejected])) {
+			t.Errorf("%s: %d records ended step_rejected, the fraud service refused %v", c.name, res.StepRejected, fraud.Requests[api.OutcomeRejected])
 		}
-		t.Logf("%s: complete %d, rejected at the fraud check %d; calls %v", c.name, res.Complete, res.WriteRejected, res.CallsSent)
+		t.Logf("%s: complete %d, rejected at the fraud check %d; calls %v", c.name, res.Complete, res.StepRejected, res.CallsSent)
 	}
 }

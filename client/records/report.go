@@ -24,25 +24,19 @@ func (s Strategy) Describe() string {
 	switch {
 	case s.SharedPermits > 0:
 		parts = append(parts, fmt.Sprintf("%d permits shared by all calls", s.SharedPermits))
-	case len(s.Permits) > 0:
+	case len(s.Permits) > 0 || s.EnrichPermits > 0 || s.WritePermits > 0:
+		n := s.Normalized().Permits
 		var each []string
-		for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
-			each = append(each, fmt.Sprintf("%s %s", dep, permits(s.Permits[dep])))
+		for _, dep := range slices.Sorted(maps.Keys(n)) {
+			each = append(each, fmt.Sprintf("%s %s", dep, permits(n[dep])))
 		}
 		parts = append(parts, strings.Join(each, ", "))
-	case s.EnrichPermits > 0 || s.WritePermits > 0:
-		parts = append(parts, fmt.Sprintf("enrichment %s, writes %s", permits(s.EnrichPermits), permits(s.WritePermits)))
 	default:
 		parts = append(parts, "no dependency limiter")
 	}
-	if s.EnrichRate > 0 {
-		parts = append(parts, fmt.Sprintf("enrichment ≤ %g calls/s", s.EnrichRate))
-	}
-	if s.WriteRate > 0 {
-		parts = append(parts, fmt.Sprintf("writes ≤ %g calls/s", s.WriteRate))
-	}
-	for _, dep := range slices.Sorted(maps.Keys(s.Rates)) {
-		parts = append(parts, fmt.Sprintf("%s ≤ %g calls/s", dep, s.Rates[dep]))
+	rates := s.Normalized().Rates
+	for _, dep := range slices.Sorted(maps.Keys(rates)) {
+		parts = append(parts, fmt.Sprintf("%s ≤ %g calls per lab second", dep, rates[dep]))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -66,6 +60,9 @@ func WriteResult(w io.Writer, r Result) error {
 	}
 	fmt.Fprintf(w, "Records %d: complete %d, incomplete %d, write_rejected %d, failed %d, write_unknown %d, interrupted %d, not_started %d\n",
 		r.Records, r.Complete, r.Incomplete, r.WriteRejected, r.Failed, r.WriteUnknown, r.Interrupted, r.NotStarted)
+	if r.StepRejected > 0 {
+		fmt.Fprintf(w, "Records refused at a required step before the write (step_rejected): %d\n", r.StepRejected)
+	}
 	if r.WriteUnknown > 0 {
 		fmt.Fprintf(w, "Writes of unknown outcome (sent, never answered; --json lists their record ids): %d\n", r.WriteUnknown)
 	}

@@ -36,6 +36,9 @@ const (
 	Incomplete State = "incomplete"
 	// WriteRejected: the system of record refused the write (503/429).
 	WriteRejected State = "write_rejected"
+	// StepRejected: a required step before the write (in a pipeline of
+	// one's own) was refused (a rejection status); nothing was written.
+	StepRejected State = "step_rejected"
 	// Failed: the write was not accepted and the client knows it: it was
 	// never sent (no permit or rate token in time) or was answered with
 	// another status.
@@ -53,7 +56,7 @@ const (
 )
 
 // States lists every State in a stable order.
-var States = []State{Complete, Incomplete, WriteRejected, Failed, WriteUnknown, Interrupted, NotStarted}
+var States = []State{Complete, Incomplete, WriteRejected, StepRejected, Failed, WriteUnknown, Interrupted, NotStarted}
 
 // Dependency names, as in metrics: the mock service's station names.
 const (
@@ -174,7 +177,8 @@ func (c Config) scaled(d time.Duration) time.Duration {
 }
 
 // Result is one run's outcome. Complete + Incomplete + WriteRejected +
-// Failed + WriteUnknown + Interrupted + NotStarted is always Records.
+// StepRejected + Failed + WriteUnknown + Interrupted + NotStarted is
+// always Records.
 type Result struct {
 	Strategy      string   `json:"strategy"`
 	Params        Strategy `json:"strategy_params"`
@@ -182,6 +186,7 @@ type Result struct {
 	Complete      int      `json:"complete"`
 	Incomplete    int      `json:"incomplete"`
 	WriteRejected int      `json:"write_rejected"`
+	StepRejected  int      `json:"step_rejected,omitempty"`
 	Failed        int      `json:"failed"`
 	WriteUnknown  int      `json:"write_unknown"`
 	Interrupted   int      `json:"interrupted"`
@@ -334,6 +339,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			res.Incomplete++
 		case WriteRejected:
 			res.WriteRejected++
+		case StepRejected:
+			res.StepRejected++
 		case Failed:
 			res.Failed++
 		case WriteUnknown:
@@ -370,35 +377,4 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// sample records calls and records in flight every cfg.SampleInterval until
-// the returned stop is called; stop returns the samples. With no interval
-// it records nothing.
-func sample(cfg Config, start time.Time, m *budgets.Metrics, records func() int) (stop func() []Sample) {
-	if cfg.SampleInterval <= 0 {
-		return func() []Sample { return nil }
-	}
-	var timeline []Sample
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(cfg.SampleInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-tick.C:
-				timeline = append(timeline, Sample{T: now.Sub(start).Seconds() / cfg.TimeScale,
-					Enrichment: m.InFlight(Enrichment), Records: m.InFlight(Records), InFlight: records()})
-			}
-		}
-	}()
-	return func() []Sample {
-		close(done)
-		<-sampled
-		return timeline
-	}
 }

@@ -87,7 +87,7 @@ func run(t *testing.T, m *mock, strategy string, n int, scale float64, change fu
 
 func checkAddsUp(t *testing.T, r records.Result) {
 	t.Helper()
-	if sum := r.Complete + r.Incomplete + r.WriteRejected + r.Failed + r.WriteUnknown + r.Interrupted + r.NotStarted; sum != r.Records {
+	if sum := r.Complete + r.Incomplete + r.WriteRejected + r.StepRejected + r.Failed + r.WriteUnknown + r.Interrupted + r.NotStarted; sum != r.Records {
 		t.Errorf("%s: states add up to %d, not %d: %+v", r.Strategy, sum, r.Records, r)
 	}
 }

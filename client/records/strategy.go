@@ -47,6 +47,33 @@ type Strategy struct {
 	Rates   map[string]float64 `json:"rates,omitempty"`
 }
 
+// Normalized folds the lab's four enrichment and write fields into Permits
+// and Rates (a key already there wins), so that the strategy's budgets
+// have one source: what loadlab run changes with its flags.
+func (s Strategy) Normalized() Strategy {
+	s.Permits, s.Rates = maps.Clone(s.Permits), maps.Clone(s.Rates)
+	if s.Permits == nil {
+		s.Permits = map[string]int{}
+	}
+	if s.Rates == nil {
+		s.Rates = map[string]float64{}
+	}
+	for _, f := range []struct {
+		dep string
+		n   int
+		r   float64
+	}{{Enrichment, s.EnrichPermits, s.EnrichRate}, {Records, s.WritePermits, s.WriteRate}} {
+		if _, ok := s.Permits[f.dep]; !ok && f.n > 0 {
+			s.Permits[f.dep] = f.n
+		}
+		if _, ok := s.Rates[f.dep]; !ok && f.r > 0 {
+			s.Rates[f.dep] = f.r
+		}
+	}
+	s.EnrichPermits, s.WritePermits, s.EnrichRate, s.WriteRate = 0, 0, 0, 0
+	return s
+}
+
 // PermitsFor is the dependency's own permits (0: none).
 func (s Strategy) PermitsFor(dep string) int {
 	if n, ok := s.Permits[dep]; ok {

@@ -29,11 +29,11 @@ func runRecords(args []string, stdout io.Writer) error {
 			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
 			"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n", stdout)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
-	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded (with --pipeline the default is C2:\nC4's budgets name the lab's dependencies; give yours with --permits)")
+	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded (with a --pipeline that lacks the lab's\nenrichment and records the default is C2: C4's budgets name those; give yours with --permits)")
 	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
-	permits := fs.String("permits", "", "override: per-dependency budgets by the pipeline's names, e.g. geo=8,ledger=6")
-	rates := fs.String("rates", "", "override: per-dependency calls per second, e.g. geo=100")
+	permits := fs.String("permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
+	rates := fs.String("rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
@@ -72,16 +72,37 @@ func runRecords(args []string, stdout io.Writer) error {
 		}
 		s, err = records.LoadStrategyFile(*strategyFile, cfg.PipelineOrLab())
 	} else {
-		name := *strategy
-		if cfg.Pipeline != nil && !strategyGiven {
-			name = "C2"
+		s, err = records.ParseStrategy(*strategy)
+		if cfg.Pipeline != nil && !strategyGiven && s.Fits(cfg.Pipeline) != nil {
+			// C4's budgets name the lab's dependencies: a pipeline without
+			// them runs C2 unless budgets come by name (--permits).
+			s, err = records.ParseStrategy("C2")
 		}
-		s, err = records.ParseStrategy(name)
 	}
 	if err != nil {
 		return usageErr("run: %v", err)
 	}
+	// One source for the budgets: the lab's four flags and --permits,
+	// --rates all change the strategy's per-dependency maps, key by key.
+	s = s.Normalized()
 	var flagErr error
+	setPermits := func(flagName, dep string, n int) {
+		switch {
+		case n < 0:
+			flagErr = errors.Join(flagErr, fmt.Errorf("%s: %d must be ≥ 1 (or 0 for none)", flagName, n))
+		case n == 0:
+			delete(s.Permits, dep)
+		default:
+			s.Permits[dep] = n
+		}
+	}
+	setRate := func(dep string, r float64) {
+		if r == 0 {
+			delete(s.Rates, dep)
+		} else {
+			s.Rates[dep] = r
+		}
+	}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "records-in-flight":
@@ -89,25 +110,23 @@ func runRecords(args []string, stdout io.Writer) error {
 		case "shared-permits":
 			s.SharedPermits = *shared
 		case "enrichment-permits":
-			s.EnrichPermits = *enrich
+			setPermits("enrichment-permits", records.Enrichment, *enrich)
 		case "write-permits":
-			s.WritePermits = *writes
+			setPermits("write-permits", records.Records, *writes)
 		case "enrichment-rate":
-			s.EnrichRate = *enrichRate
+			setRate(records.Enrichment, *enrichRate)
 		case "write-rate":
-			s.WriteRate = *writeRate
+			setRate(records.Records, *writeRate)
 		case "permits":
-			s.Permits = map[string]int{}
 			flagErr = errors.Join(flagErr, parsePairs("permits", *permits, func(k string, v float64) error {
-				if v != math.Trunc(v) {
-					return fmt.Errorf("%v is not a whole number", v)
+				if v != math.Trunc(v) || v < 0 {
+					return fmt.Errorf("%v is not a whole number ≥ 0", v)
 				}
-				s.Permits[k] = int(v)
+				setPermits("permits", k, int(v))
 				return nil
 			}))
 		case "rates":
-			s.Rates = map[string]float64{}
-			flagErr = errors.Join(flagErr, parsePairs("rates", *rates, func(k string, v float64) error { s.Rates[k] = v; return nil }))
+			flagErr = errors.Join(flagErr, parsePairs("rates", *rates, func(k string, v float64) error { setRate(k, v); return nil }))
 		}
 	})
 	if flagErr != nil {

@@ -1,0 +1,38 @@
+package records
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/budgets"
+)
+
+// sample records calls and records in flight every cfg.SampleInterval until
+// the returned stop is called; stop returns the samples. With no interval
+// it records nothing.
+func sample(cfg Config, start time.Time, m *budgets.Metrics, records func() int) (stop func() []Sample) {
+	if cfg.SampleInterval <= 0 {
+		return func() []Sample { return nil }
+	}
+	var timeline []Sample
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(cfg.SampleInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				timeline = append(timeline, Sample{T: now.Sub(start).Seconds() / cfg.TimeScale,
+					Enrichment: m.InFlight(Enrichment), Records: m.InFlight(Records), InFlight: records()})
+			}
+		}
+	}()
+	return func() []Sample {
+		close(done)
+		<-sampled
+		return timeline
+	}
+}
