@@ -21,10 +21,14 @@ import (
 // AdvisedStrategy is the strategy "advised" for one scenario, with the
 // probes and the advice it came from (raw data, in results.json).
 type AdvisedStrategy struct {
-	Scenario string                  `json:"scenario"`
-	Strategy records.FileStrategy    `json:"strategy"`
-	Advice   advise.Advice           `json:"advice"`
-	Probes   map[string]probe.Result `json:"probes"`
+	Scenario string `json:"scenario"`
+	// TimeScale is the experiment's: the probes ran in real time against
+	// the mock service at this scale, so the advice's rates and times are
+	// per real second (a lab second is a real second / TimeScale).
+	TimeScale float64                 `json:"time_scale"`
+	Strategy  records.FileStrategy    `json:"strategy"`
+	Advice    advise.Advice           `json:"advice"`
+	Probes    map[string]probe.Result `json:"probes"`
 	// Failed says why no strategy could be advised; the scenario's
 	// advised cells then fail every run.
 	Failed string `json:"failed,omitempty"`
@@ -57,7 +61,7 @@ func (r *Runner) adviseAll(ctx context.Context, mock api.Client, mockCfg config.
 }
 
 func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.Config, scenario string) *AdvisedStrategy {
-	a := &AdvisedStrategy{Scenario: scenario, Probes: map[string]probe.Result{}}
+	a := &AdvisedStrategy{Scenario: scenario, TimeScale: r.Spec.TimeScale, Probes: map[string]probe.Result{}}
 	fail := func(format string, args ...any) *AdvisedStrategy {
 		a.Failed = fmt.Sprintf(format, args...)
 		return a
@@ -79,7 +83,9 @@ func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.
 		if err != nil {
 			return fail("%s: %v", d.Name, err)
 		}
-		cfg.Target, cfg.Method, cfg.Body = r.Target+path, d.Method, ps.Body
+		// Where the runs send their calls (a test's proxy, say): the
+		// capacity the client will meet.
+		cfg.Target, cfg.Method, cfg.Body = r.clientTarget(mock)+path, d.Method, ps.Body
 		cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
 		cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
 		cfg.Timeout = scaled(r.Spec.CallTimeout, scale) // the client's call timeout: capacity as it sees it
@@ -95,6 +101,9 @@ func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.
 			return fail("probe %s: %v", d.Name, err)
 		}
 		a.Probes[d.Name] = res
+		if res.Partial {
+			return fail("probe %s: interrupted", d.Name)
+		}
 		caps[d.Name], err = capacityOf(res)
 		if err != nil {
 			return fail("probe %s: %v", d.Name, err)

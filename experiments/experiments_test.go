@@ -350,6 +350,20 @@ func TestExploratoryDesign(t *testing.T) {
 	if why != want {
 		t.Errorf("got %q\nwant %q", why, want)
 	}
+	// How the advised strategy is made is part of the design.
+	advised, err := LoadSpec(writeFile(t, dir, "advised.yaml", advisedSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := DesignOf(advised)
+	changed := advised
+	a := *advised.Advise
+	a.Step = 2 * time.Second
+	changed.Advise = &a
+	if Exploratory(Lock{Design: &ad}, advised, RulesPairedV2) != "" ||
+		!strings.Contains(Exploratory(Lock{Design: &ad}, changed, RulesPairedV2), "the advise section") {
+		t.Error("a changed advise section is not flagged")
+	}
 	if Exploratory(Lock{}, other, RulesRangeV1) != "" || !strings.Contains(Exploratory(Lock{}, spec, RulesPairedV2), "the lock records none") {
 		t.Error("first rules: never exploratory; paired-v2 without a locked design: exploratory")
 	}

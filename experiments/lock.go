@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -27,17 +28,19 @@ type Lock struct {
 }
 
 // Design is what of an experiment a preregistration fixes: runs per cell,
-// records per run, time scale and the cells.
+// records per run, time scale, the cells, and how the strategy "advised"
+// is made (the probes' steps and the target rate).
 type Design struct {
-	Runs      int      `json:"runs"`
-	Records   int      `json:"records"`
-	TimeScale float64  `json:"time_scale"`
-	Cells     []string `json:"cells"`
+	Runs      int         `json:"runs"`
+	Records   int         `json:"records"`
+	TimeScale float64     `json:"time_scale"`
+	Cells     []string    `json:"cells"`
+	Advise    *AdviseSpec `json:"advise,omitempty"`
 }
 
 // DesignOf is spec's design.
 func DesignOf(spec Spec) Design {
-	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale}
+	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise}
 	for _, c := range spec.Cells() {
 		d.Cells = append(d.Cells, c.String())
 	}
@@ -67,6 +70,12 @@ func Exploratory(l Lock, spec Spec, rules string) string {
 	}
 	if !slices.Equal(got.Cells, want.Cells) {
 		diff = append(diff, fmt.Sprintf("%d cells, locked %d (%s)", len(got.Cells), len(want.Cells), cellDiff(got.Cells, want.Cells)))
+	}
+	// A lock written before the advise section was part of the design
+	// (hypotheses-v3's first, which judged results/replication-v3) does
+	// not fix it.
+	if want.Advise != nil && !reflect.DeepEqual(got.Advise, want.Advise) {
+		diff = append(diff, "the advise section (how the advised strategy is made) differs from the locked one")
 	}
 	if len(diff) == 0 {
 		return ""

@@ -41,11 +41,16 @@ type report struct {
 	// Calibration is the time-scale bias table and what became of it.
 	Calibration     table
 	CalibrationNote string
-	Accepted        []table
-	Cells           table
-	Verdicts        []verdictRow
-	Counts          string
-	VerdictsIntro   string
+	// Advised is the advised strategies per scenario, AdvisedNotes the
+	// advice's warnings.
+	Advised       table
+	AdvisedNotes  []string
+	AdvisedIntro  string
+	Accepted      []table
+	Cells         table
+	Verdicts      []verdictRow
+	Counts        string
+	VerdictsIntro string
 	// Exploratory, when set, is how the run differs from the preregistered
 	// design; Excluded lists every run that is not valid, with its reason.
 	Exploratory string
@@ -101,6 +106,8 @@ func newReport(r *Results) report {
 	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)
 
 	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
+	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
+	rep.AdvisedIntro = advisedIntro
 	for _, cpu := range sp.CPUs {
 		t := table{Caption: cpu.Name, Head: append([]string{"strategy"}, sp.Scenarios...)}
 		for _, st := range sp.Strategies {

@@ -23,6 +23,8 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 <h2>Time-scale calibration</h2>
 {{if .Calibration.Rows}}<p>Accepted records per lab second, median (minimum–maximum), {{.Calibration.Caption}}.</p>
 {{template "table" .Calibration}}{{end}}<p>{{.CalibrationNote}}</p>
+{{if .Advised.Rows}}<h2>Advised strategies</h2><p>{{.AdvisedIntro}}</p>
+{{template "table" .Advised}}{{range .AdvisedNotes}}<p>{{.}}</p>{{end}}{{end}}
 <h2>Accepted records per second</h2>
 <p>{{.AcceptedIntro}}</p>
 {{range .Accepted}}<p><b>{{.Caption}}</b></p>

@@ -21,6 +21,7 @@ func WriteMarkdown(w io.Writer, r *Results) {
 		markdownTable(w, rep.Calibration.Head, rep.Calibration.Rows)
 	}
 	fmt.Fprintf(w, "%s\n\n", rep.CalibrationNote)
+	writeAdvisedMarkdown(w, rep)
 	fmt.Fprintf(w, "## Accepted records per second\n\n%s\n\n", acceptedIntro)
 	for _, t := range rep.Accepted {
 		fmt.Fprintf(w, "**%s**\n\n", t.Caption)

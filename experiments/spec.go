@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -216,8 +217,22 @@ func (s Spec) validate() (field string, at []any, err error) {
 			if !ok {
 				return "advise.probes", []any{"advise", "probes"}, fmt.Errorf("no probe for %s (the lab's dependencies: %s)", dep, strings.Join(lab.Names(), ", "))
 			}
-			if len(p.Concurrency) == 0 || !slices.IsSorted(p.Concurrency) || p.Concurrency[0] < 1 {
-				return "advise.probes." + dep + ".concurrency", []any{"advise", "probes", dep, "concurrency"}, errors.New("give rising concurrencies ≥ 1")
+			at := func(f string) (string, []any) {
+				return "advise.probes." + dep + "." + f, []any{"advise", "probes", dep, f}
+			}
+			if len(p.Concurrency) == 0 || !slices.IsSorted(p.Concurrency) || p.Concurrency[0] < 1 || p.Concurrency[len(p.Concurrency)-1] > probe.MaxConcurrencyLimit {
+				f, l := at("concurrency")
+				return f, l, fmt.Errorf("give rising concurrencies in [1, %d]", probe.MaxConcurrencyLimit)
+			}
+			if p.StopErrorRatio < 0 || p.StopErrorRatio > 1 {
+				f, l := at("stop_error_ratio")
+				return f, l, fmt.Errorf("%v must be in [0, 1] (0: the probe's default)", p.StopErrorRatio)
+			}
+			cfg := probe.Default()
+			cfg.Target, cfg.Body, cfg.Concurrency, cfg.MaxConcurrency = "http://127.0.0.1/", p.Body, p.Concurrency, p.Concurrency[len(p.Concurrency)-1]
+			if err := cfg.Validate(); err != nil {
+				f, l := at("body")
+				return f, l, err
 			}
 		}
 		for dep := range a.Probes {
