@@ -43,7 +43,7 @@ func runAdvise(args []string, stdout io.Writer) error {
 			"Run it with loadlab run --strategy-file FILE, or as strategy \"advised\" in an experiment.\n\n"+
 			"Example:\n"+
 			"  loadlab probe --target http://127.0.0.1:8080/enrich --body '{\"record_id\":{{json .ID}},\"step\":1}' \\\n"+
-			"      --concurrency 1,2,4,8,16,32,64,128 --json > enrich.json\n"+
+			"      --concurrency 1,2,4,8,16,32,64,128 --max-concurrency 128 --json > enrich.json\n"+
 			"  loadlab probe --target http://127.0.0.1:8080/records --body '{\"id\":{{json .ID}},\"complete\":true}' \\\n"+
 			"      --concurrency 1-16 --json > records.json\n"+
 			"  loadlab advise --probe enrichment=enrich.json --probe records=records.json --target-rate 150 --out advised.yaml\n", stdout)
