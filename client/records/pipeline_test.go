@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
@@ -70,6 +71,7 @@ func TestThreeDependencyPipeline(t *testing.T) {
 			cfg.Pipeline = p
 			cfg.RunID = c.name + "-"
 			cfg.Strategy.Permits = map[string]int{"geo": 8, "ledger": 4}
+			cfg.SampleInterval = 2 * time.Millisecond
 			if c.fraud > 0 {
 				cfg.Strategy.Permits["fraud"] = c.fraud
 			}
@@ -89,6 +91,15 @@ func TestThreeDependencyPipeline(t *testing.T) {
 				res.CallsSent["ledger"], sa.StoredWrites, sb.StoredWrites, accepted)
 		case res.PeakInFlight["geo"] > 8 || res.PeakInFlight["ledger"] > 4 || ledger.HighWater.Offered > 4:
 			t.Errorf("%s: peaks %v, server's writes %d: a budget was exceeded", c.name, res.PeakInFlight, ledger.HighWater.Offered)
+		}
+		sampled := 0 // the timeline has the pipeline's own dependencies
+		for _, smp := range res.Timeline {
+			if f := smp.Calls["fraud"]; f > 0 && (c.fraud == 0 || f <= c.fraud) && len(smp.Calls) == 3 {
+				sampled++
+			}
+		}
+		if sampled == 0 {
+			t.Errorf("%s: no sample shows the fraud calls in flight within the budget: %+v", c.name, res.Timeline)
 		}
 		if c.fraud > 0 && (res.StepRejected != 0 || fraud.HighWater.Offered > c.fraud || res.Complete != n) {
 			t.Errorf("%s: %d rejected, fraud offered %d at once (budget %d), %d complete", c.name, res.StepRejected, fraud.HighWater.Offered, c.fraud, res.Complete)

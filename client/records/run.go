@@ -118,6 +118,8 @@ type Sample struct {
 	Enrichment int     `json:"enrichment"`
 	Records    int     `json:"records"`
 	InFlight   int     `json:"records_in_flight"`
+	// Calls is the calls in flight to a pipeline's other dependencies.
+	Calls map[string]int `json:"calls_in_flight,omitempty"`
 }
 
 // DefaultConfig is a 200-record C4 run against the mock service's default
@@ -295,7 +297,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	active, peak := 0, 0
 	var unknown []string
 	start := time.Now()
-	stopSampling := sample(cfg, start, metrics, func() int { mu.Lock(); defer mu.Unlock(); return active })
+	stopSampling := sample(cfg, start, metrics, p.Names(), func() int { mu.Lock(); defer mu.Unlock(); return active })
 	var g errgroup.Group // no error ends the batch: every record runs to its state
 	g.SetLimit(inFlight)
 	for i := range cfg.Records {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/loadlab/loadlab/client/pipeline"
@@ -63,6 +64,12 @@ func LoadStrategyFile(path string, p *pipeline.Pipeline) (Strategy, error) {
 		for _, dep := range m.deps {
 			if p.Dependency(dep) == nil {
 				return Strategy{}, fail(fmt.Errorf("%q is not a dependency of pipeline %s (%s)", dep, p.Name, p.File), "strategy", m.field, dep)
+			}
+			if n, ok := s.Permits[dep]; ok && m.field == "permits" && n < 1 {
+				return Strategy{}, fail(fmt.Errorf("%d must be ≥ 1", n), "strategy", m.field, dep)
+			}
+			if r, ok := s.Rates[dep]; ok && m.field == "rates" && (!(r > 0) || math.IsInf(r, 0)) {
+				return Strategy{}, fail(fmt.Errorf("%v must be > 0 (calls per lab second)", r), "strategy", m.field, dep)
 			}
 		}
 	}

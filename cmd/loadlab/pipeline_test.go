@@ -71,6 +71,8 @@ func TestRunPipelineFlags(t *testing.T) {
 		{[]string{"--pipeline", p, "--strategy-file", sf}, `s.yaml:6: strategy.permits.geo: "geo" is not a dependency of pipeline two`},
 		{[]string{"--pipeline", p, "--permits", "geo=3"}, `a budget for "geo", which pipeline two`},
 		{[]string{"--strategy-file", sf, "--strategy", "C4"}, "--strategy and --strategy-file: give one"},
+		{[]string{"--pipeline", p, "--strategy-file", write("z.yaml", "strategy:\n  name: z\n  records_in_flight: 5\n  permits:\n    ledger: 0\n")},
+			"z.yaml:5: strategy.permits.ledger: 0 must be ≥ 1"},
 		{[]string{"--permits", "records=x"}, `--permits: "records=x" is not name=number`},
 	} {
 		out.Reset()

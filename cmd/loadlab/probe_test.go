@@ -13,18 +13,26 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 // loadlab probe --json against the system of record prints one object
 // with the issue's fields, and --out writes the same JSON, the Markdown
-// and the HTML chart.
+// and the HTML chart. Slow writes (150 ms) at time scale 1, so that the
+// race detector's and a busy machine's milliseconds per call cannot move
+// the knee (at 15 ms writes and 150 ms steps, CI once read 6 users at 82%
+// of the plateau and found no knee).
 func TestProbeJSONAndFiles(t *testing.T) {
 	t.Parallel()
-	url := startMock(t, 0.5)
+	cfg := config.Default()
+	cfg.Profile = config.ProfileSlowWrite
+	url := mocktest.Start(t, cfg).URL
 	dir := filepath.Join(t.TempDir(), "out")
 	var out, errb bytes.Buffer
 	code := run([]string{"probe", "--target", url + "/records", "--body", `{"id":"{{.ID}}","complete":true}`,
-		"--concurrency", "1,3,6,9,13", "--step", "150ms", "--warm-up", "50ms", "--max-rate", "500", "--json", "--out", dir}, &out, &errb)
+		"--concurrency", "1,3,6,9,13", "--step", "900ms", "--warm-up", "150ms", "--max-rate", "500", "--json", "--out", dir}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -65,7 +73,7 @@ func TestProbeJSONAndFiles(t *testing.T) {
 		}
 	}
 	// POST by default with a body; 13 concurrent writes draw a 503.
-	if res.Plan.Method != http.MethodPost || res.RejectionsBeginAt == nil || *res.RejectionsBeginAt != 13 || res.ServiceTime == nil || res.Knee == nil {
+	if res.Plan.Method != http.MethodPost || res.RejectionsBeginAt == nil || *res.RejectionsBeginAt != 13 || res.ServiceTime == nil || res.Knee == nil || *res.Knee != 6 {
 		t.Errorf("method %q, rejections begin at %v, service time %v, knee %v", res.Plan.Method, res.RejectionsBeginAt, res.ServiceTime, res.Knee)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "probe.json"))
