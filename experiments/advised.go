@@ -16,6 +16,8 @@ import (
 	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // AdvisedStrategy is the strategy "advised" for one scenario, with the
@@ -29,6 +31,9 @@ type AdvisedStrategy struct {
 	Strategy  records.FileStrategy    `json:"strategy"`
 	Advice    advise.Advice           `json:"advice"`
 	Probes    map[string]probe.Result `json:"probes"`
+	// From is the strategy file it was read from (advise.file), if any:
+	// then there are no probes, and Advice is what the file recorded.
+	From string `json:"from,omitempty"`
 	// Failed says why no strategy could be advised; the scenario's
 	// advised cells then fail every run.
 	Failed string `json:"failed,omitempty"`
@@ -67,6 +72,9 @@ func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.
 		return a
 	}
 	spec, scale := r.Spec.Advise, r.Spec.TimeScale
+	if spec.File != "" {
+		return fromFile(a, spec.File)
+	}
 	if err := mock.SetProfile(ctx, scenario); err != nil {
 		return fail("set profile: %v", err)
 	}
@@ -154,7 +162,9 @@ func writeAdvised(advised map[string]*AdvisedStrategy) (files map[string]string,
 		if a.Failed != "" {
 			continue
 		}
-		data, err := a.Advice.File(Advised, "the advised strategy for scenario "+sc)
+		// The strategy as resolved (probed and advised, or from a file):
+		// the runs read nothing else.
+		data, err := yaml.Marshal(records.StrategyFile{Strategy: a.Strategy})
 		if err == nil {
 			files[sc] = filepath.Join(dir, sc+".yaml")
 			err = os.WriteFile(files[sc], data, 0o644)
@@ -165,4 +175,24 @@ func writeAdvised(advised map[string]*AdvisedStrategy) (files map[string]string,
 		}
 	}
 	return files, cleanup, nil
+}
+
+// fromFile takes the advised strategy from a strategy file: its strategy,
+// and the advice it records when loadlab advise wrote it.
+func fromFile(a *AdvisedStrategy, file string) *AdvisedStrategy {
+	s, err := records.LoadStrategyFile(file, pipelines.Lab())
+	if err != nil {
+		a.Failed = err.Error()
+		return a
+	}
+	a.Strategy = records.FileStrategy{Name: Advised, RecordsInFlight: s.RecordsInFlight, SharedPermits: s.SharedPermits,
+		Permits: s.Permits, Rates: s.Rates}
+	a.From = file
+	var f struct {
+		Advice advise.Advice `yaml:"advice"`
+	}
+	if data, err := os.ReadFile(file); err == nil && yaml.Unmarshal(data, &f) == nil {
+		a.Advice = f.Advice
+	}
+	return a
 }

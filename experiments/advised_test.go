@@ -103,3 +103,45 @@ hypotheses:
 		t.Errorf("check of the written results: %v", err)
 	}
 }
+
+// advise.file: the advised cells run a strategy file under every scenario,
+// without probing; a file that does not fit the lab's pipeline is refused
+// at load, naming the spec's line and the strategy file's.
+func TestAdvisedFromAFile(t *testing.T) {
+	t.Parallel()
+	bin := buildLoadlab(t)
+	dir := t.TempDir()
+	file := writeFile(t, dir, "mine.yaml", "strategy:\n  name: mine\n  records_in_flight: 8\n  permits:\n    records: 3\n")
+	spec, err := LoadSpec(writeFile(t, dir, "spec.yaml", strings.Replace(tinySpec, "[C2, C4]", "[C4, advised]", 1)+"advise:\n  file: "+file+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, mockCfg := startMock(t, spec)
+	r := &Runner{Spec: spec, Binary: bin, Target: url, MockConfig: mockCfg, Progress: func(p Progress) {
+		if p.Advising != "" {
+			t.Errorf("probed %s with a strategy file given", p.Advising)
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Advised["slow-write"]; a == nil || a.From != file || a.Strategy.Permits["records"] != 3 {
+		t.Fatalf("advised %+v", a)
+	}
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			t.Fatalf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
+		}
+		if run.Cell.Strategy == Advised && (run.Client.RecordsInFlight != 8 || run.Metrics["peak_concurrent_writes"] > 3) {
+			t.Errorf("advised run %d: %d in flight, peak writes %v", run.Run, run.Client.RecordsInFlight, run.Metrics["peak_concurrent_writes"])
+		}
+	}
+	bad := writeFile(t, dir, "bad.yaml", "strategy:\n  name: bad\n  records_in_flight: 8\n  permits:\n    ledger: 3\n")
+	_, err = LoadSpec(writeFile(t, dir, "spec2.yaml", strings.Replace(tinySpec, "[C2, C4]", "[C4, advised]", 1)+"advise:\n  file: "+bad+"\n"))
+	if err == nil || !strings.Contains(err.Error(), "spec2.yaml:13: advise.file: ") || !strings.Contains(err.Error(), `bad.yaml:5: strategy.permits.ledger`) {
+		t.Errorf("a strategy file for another pipeline: %v", err)
+	}
+}

@@ -28,6 +28,13 @@ func advisedTable(adv map[string]*AdvisedStrategy) (table, []string) {
 			t.Rows = append(t.Rows, []string{sc, "—", "", "", "", "", "", "", "", "no advice: " + a.Failed})
 			continue
 		}
+		if len(a.Advice.Dependencies) == 0 { // a strategy file without advice
+			for _, dep := range slices.Sorted(maps.Keys(a.Strategy.Permits)) {
+				t.Rows = append(t.Rows, []string{sc, dep, "", "", "", fmt.Sprintf("%d (%s)", a.Strategy.Permits[dep], a.From),
+					"", "", fmt.Sprint(a.Strategy.RecordsInFlight), ""})
+			}
+			continue
+		}
 		scale := a.TimeScale
 		for _, dep := range slices.Sorted(maps.Keys(a.Advice.Dependencies)) {
 			d, p := a.Advice.Dependencies[dep], a.Probes[dep]

@@ -63,6 +63,11 @@ type AdviseSpec struct {
 	// Probes gives, per dependency of the lab's pipeline, the concurrency
 	// steps to probe.
 	Probes map[string]ProbeSpec `yaml:"probes" json:"probes"`
+	// File, when set, is a strategy file (loadlab advise's, or written by
+	// hand) that the advised cells run under every scenario instead of
+	// probing; the other fields are then not used. A path relative to the
+	// working directory.
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
 }
 
 // ProbeSpec is one dependency's probe: the concurrency steps, the body
@@ -160,6 +165,11 @@ func LoadSpec(path string) (Spec, error) {
 	if field, at, err := s.validate(); err != nil {
 		return s, &FileError{File: path, Line: lineOf(root, at...), Field: field, Err: err}
 	}
+	if s.Advise != nil && s.Advise.File != "" {
+		if _, err := records.LoadStrategyFile(s.Advise.File, pipelines.Lab()); err != nil {
+			return s, &FileError{File: path, Line: lineOf(root, "advise", "file"), Field: "advise.file", Err: err}
+		}
+	}
 	return s, nil
 }
 
@@ -202,7 +212,7 @@ func (s Spec) validate() (field string, at []any, err error) {
 			return fmt.Sprintf("strategies[%d]", i), []any{"strategies", i}, err
 		}
 	}
-	if a := s.Advise; a != nil {
+	if a := s.Advise; a != nil && a.File == "" {
 		lab := pipelines.Lab()
 		switch {
 		case a.TargetRate < 0 || math.IsNaN(a.TargetRate) || math.IsInf(a.TargetRate, 0):
