@@ -100,7 +100,12 @@ func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 	if !served {
 		return
 	}
-	if s.store(req.ID, *req.Complete) {
+	isNew, err := s.store(req.ID, *req.Complete)
+	switch {
+	case err != nil: // not durable, so not acknowledged
+		writeError(w, http.StatusInternalServerError, "the write was not stored: "+err.Error())
+		return
+	case isNew:
 		writeJSON(w, http.StatusCreated, map[string]any{"id": req.ID, "stored": true})
 		return
 	}
@@ -227,7 +232,10 @@ func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
-	s.ResetSeed(seed)
+	if err := s.ResetSeed(seed); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"reset": true, "seed": seed})
 }
 

@@ -36,6 +36,7 @@ var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with re
 // returns nil after a clean shutdown, ErrForcedShutdown if the timeout cut
 // requests short, or the server's error.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.writes.close() // every write acknowledged is already synced
 	srv := newHTTPServer(s.Handler(), s.cfg.ReadHeaderTimeout)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

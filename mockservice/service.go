@@ -38,11 +38,14 @@ type Service struct {
 
 	log *RequestLog
 
-	mu         sync.Mutex
-	profile    string
-	stored     map[string]bool // id -> complete
-	duplicates int
-	seed       uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
+	// writes is the system of record's store: durable with cfg.Store.
+	writes *writeStore
+	// Replayed is what opening the store found (nothing in memory).
+	Replayed StoreReplay
+
+	mu      sync.Mutex
+	profile string
+	seed    uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
 
 	seq sequencer // replay mode: the issue order of api.HeaderReplaySeq
 }
@@ -123,7 +126,7 @@ func New(cfg config.Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mockservice: %w", err)
 	}
-	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, stored: map[string]bool{}, seed: cfg.Seed}
+	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, seed: cfg.Seed}
 	for name, p := range cfg.Profiles {
 		e, r, err := p.Build()
 		if err != nil { // unreachable after Validate, kept for safety
@@ -147,6 +150,9 @@ func New(cfg config.Config) (*Service, error) {
 		s.records.SetRequestLog(s.log)
 	}
 	s.initHistograms()
+	if s.writes, s.Replayed, err = openStore(cfg.Store); err != nil {
+		return nil, fmt.Errorf("mockservice: %w", err)
+	}
 
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(
@@ -201,18 +207,18 @@ func (s *Service) SetProfile(name string) error {
 // Reset clears counters, high-water marks, histograms and stored writes, and
 // re-seeds both stations with the configured seed, so the next run starts
 // as the first did. The profile is kept.
-func (s *Service) Reset() { s.ResetSeed(s.cfg.Seed) }
+func (s *Service) Reset() error { return s.ResetSeed(s.cfg.Seed) }
 
 // ResetSeed is Reset with another seed: the enrichment station draws from
 // seed, the system of record from api.RecordsSeed(seed) (a stream of its
 // own, so the two stations, and consecutive seeds, draw different
-// sequences).
-func (s *Service) ResetSeed(seed uint32) {
+// sequences). It fails only when a store file cannot be emptied; the rest
+// is reset regardless.
+func (s *Service) ResetSeed(seed uint32) error {
 	s.mu.Lock()
-	s.stored = map[string]bool{}
-	s.duplicates = 0
 	s.seed = seed
 	s.mu.Unlock()
+	err := s.writes.reset()
 	s.seq.reset()
 	s.enrichment.Reset(seed)
 	s.records.Reset(api.RecordsSeed(seed))
@@ -220,13 +226,15 @@ func (s *Service) ResetSeed(seed uint32) {
 	s.queueWait.Reset()
 	s.service.Reset()
 	s.initHistograms()
+	return err
 }
 
 // Stats returns a snapshot of the service.
 func (s *Service) Stats() api.Stats {
+	stored, dups := s.writes.counts()
 	s.mu.Lock()
-	st := api.Stats{Profile: s.profile, TimeScale: s.cfg.TimeScale, StoredWrites: len(s.stored),
-		DuplicateWrites: s.duplicates, Seed: s.seed}
+	st := api.Stats{Profile: s.profile, TimeScale: s.cfg.TimeScale, StoredWrites: stored,
+		DuplicateWrites: dups, Seed: s.seed}
 	s.mu.Unlock()
 	st.Stations = map[string]api.StationStats{api.Enrichment: s.enrichment.Stats(), api.Records: s.records.Stats()}
 	return st
@@ -234,21 +242,9 @@ func (s *Service) Stats() api.Stats {
 
 // Stored reports whether a write of id was stored since the last reset, and
 // whether it was stored complete.
-func (s *Service) Stored(id string) (complete, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	complete, ok = s.stored[id]
-	return complete, ok
-}
+func (s *Service) Stored(id string) (complete, ok bool) { return s.writes.get(id) }
 
-// store records a served write; it reports whether the id was new.
-func (s *Service) store(id string, complete bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.stored[id]; dup {
-		s.duplicates++
-		return false
-	}
-	s.stored[id] = complete
-	return true
-}
+// store records a served write; it reports whether the id was new. With a
+// store file the write is durable before store returns, or err says why
+// it is not stored.
+func (s *Service) store(id string, complete bool) (bool, error) { return s.writes.put(id, complete) }

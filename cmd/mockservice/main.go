@@ -59,6 +59,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger := log.New(stderr, "mockservice: ", log.LstdFlags)
 	fmt.Fprintf(stdout, "mockservice listening on http://%s (version %s, profile %s, time scale %g, seed %d)\n",
 		ln.Addr(), mockservice.Version(), cfg.Profile, cfg.TimeScale, cfg.Seed)
+	if r := svc.Replayed; r.Path == "" {
+		fmt.Fprintln(stdout, "store: in memory (--store FILE keeps acknowledged writes across restarts)")
+	} else {
+		torn := ""
+		if r.TornEnd {
+			torn = "; a torn last line (an append cut short, never acknowledged) was ignored"
+		}
+		fmt.Fprintf(stdout, "store: %s, %d accepted writes replayed%s\n", r.Path, r.Writes, torn)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	err = svc.Serve(ctx, ln)
@@ -205,6 +214,10 @@ func bindFlags(fs *flag.FlagSet, cfg *config.Config) {
 		})
 	float("time-scale", "multiplies every service time (0.1 runs ten times faster)",
 		func(c *config.Config) *float64 { return &c.TimeScale })
+	str("store", "the system of record's write-ahead file: every write answered 201 is appended and synced first, and\n"+
+		"the file is replayed at start, so a restart or a crash keeps what was acknowledged (a torn last line is\n"+
+		"ignored and reported); POST /admin/reset empties it. Empty: in memory, a restart forgets the writes",
+		func() string { return cfg.Store }, func(v string) { cfg.Store = v })
 	intf("request-log-cap", "requests with an X-Request-Id kept in the request log (GET /admin/requests) since the last reset; 0 off",
 		func(c *config.Config) *int { return &c.RequestLogCap })
 	dur("shutdown-timeout", "on SIGTERM, how long requests in flight may take to finish",

@@ -45,6 +45,7 @@ func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
 		{"missing config file", []string{"--config", dir + "/none.yaml"}, "no such file"},
 		{"unknown flag", []string{"--wat"}, "wat"},
 		{"stray argument", []string{"extra"}, "extra"},
+		{"unwritable store", []string{"--store", dir + "/no-such-dir/store"}, "store: open " + dir + "/no-such-dir/store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

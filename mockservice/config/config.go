@@ -149,6 +149,12 @@ type Config struct {
 	// served for exactly that many milliseconds (lab time) instead of a
 	// draw. Off, the header is refused (400): only a replay client sets it.
 	Replay bool `yaml:"replay" json:"replay"`
+	// Store, when set, is the system of record's write-ahead file: an
+	// accepted write is appended and synced before its 201, and the file
+	// is replayed at start, so a restart (even a crash) keeps every
+	// acknowledged write. Empty: the store is in memory and a restart
+	// forgets it.
+	Store string `yaml:"store,omitempty" json:"store,omitempty"`
 }
 
 // Default returns the lab's service: enrichment with 256 workers and an
