@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // Handler returns the service's routes.
@@ -37,6 +36,8 @@ func (s *Service) Handler() http.Handler {
 	}))
 	mux.Handle("PUT "+api.PathAdminProfile, s.admin(s.handleSetProfile))
 	mux.Handle("POST "+api.PathAdminReset, s.admin(s.handleReset))
+	mux.Handle("GET "+api.PathAdminConfig, s.admin(s.handleConfig))
+	mux.Handle("PATCH "+api.PathAdminConfig, s.admin(s.handleConfig))
 	mux.Handle("GET "+api.PathRecord, s.admin(s.handleRecord))
 	mux.Handle("GET "+api.PathAdminStats, s.admin(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
@@ -54,7 +55,7 @@ func (s *Service) Handler() http.Handler {
 // offered at the station (Station.Open): a client still sending its body
 // holds no worker and offers nothing yet, and a request refused for bad
 // input (4xx) never reaches the station.
-func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Station, req interface{ Check() error }, replay time.Duration, admitted func()) (leave func(), served bool) {
+func through(w http.ResponseWriter, r *http.Request, st *Station, req interface{ Check() error }, replay time.Duration, admitted func()) (leave func(), served bool) {
 	leave = func() {}
 	if !validRequestID(w, r) || !decode(w, r, req) {
 		if admitted != nil {
@@ -71,7 +72,7 @@ func through(w http.ResponseWriter, r *http.Request, st *Station, cfg config.Sta
 	}
 	leave = st.Open()
 	res := st.DoFor(r.Context(), r.Header.Get(api.HeaderRequestID), replay, admitted)
-	return leave, !answeredUnserved(w, cfg, res)
+	return leave, !answeredUnserved(w, res)
 }
 
 func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +85,7 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req api.EnrichRequest
-	leave, served := through(w, r, s.enrichment, s.cfg.Enrichment, &req, replay, admitted)
+	leave, served := through(w, r, s.enrichment, &req, replay, admitted)
 	defer leave()
 	if !served {
 		return
@@ -95,7 +96,7 @@ func (s *Service) handleEnrich(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleRecords(w http.ResponseWriter, r *http.Request) {
 	var req api.WriteRequest
-	leave, served := through(w, r, s.records, s.cfg.Records, &req, -1, nil)
+	leave, served := through(w, r, s.records, &req, -1, nil)
 	defer leave()
 	if !served {
 		return
@@ -189,7 +190,7 @@ func validRequestID(w http.ResponseWriter, r *http.Request) bool {
 // served (refused, or cancelled because its client left), writes the
 // answer; it reports whether it did, so that the caller answers only served
 // requests.
-func answeredUnserved(w http.ResponseWriter, cfg config.Station, res Result) bool {
+func answeredUnserved(w http.ResponseWriter, res Result) bool {
 	h := w.Header()
 	// Assigned, not Set: the names are canonical already (a test holds
 	// them to it), and this runs on every request.
@@ -198,7 +199,7 @@ func answeredUnserved(w http.ResponseWriter, cfg config.Station, res Result) boo
 	switch res.Outcome {
 	case api.OutcomeRejected:
 		w.Header().Set("Retry-After", "1")
-		writeError(w, cfg.RejectStatus, "queue full")
+		writeError(w, res.RejectStatus, "queue full")
 		return true
 	case api.OutcomeCancelled:
 		// The client is gone; this answer is for the log, if anyone.

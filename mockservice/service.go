@@ -45,7 +45,10 @@ type Service struct {
 
 	mu      sync.Mutex
 	profile string
-	seed    uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
+	// live is each station's current service-time spec: the profile's,
+	// or what PATCH /admin/config made it.
+	live map[string]latency.Spec
+	seed uint32 // the enrichment station's; the records station's is api.RecordsSeed(seed)
 
 	seq sequencer // replay mode: the issue order of api.HeaderReplaySeq
 }
@@ -126,7 +129,8 @@ func New(cfg config.Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("mockservice: %w", err)
 	}
-	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, seed: cfg.Seed}
+	s := &Service{cfg: cfg, profiles: map[string]profile{}, profile: cfg.Profile, seed: cfg.Seed,
+		live: map[string]latency.Spec{api.Enrichment: cfg.Profiles[cfg.Profile].Enrichment, api.Records: cfg.Profiles[cfg.Profile].Records}}
 	for name, p := range cfg.Profiles {
 		e, r, err := p.Build()
 		if err != nil { // unreachable after Validate, kept for safety
@@ -201,6 +205,7 @@ func (s *Service) SetProfile(name string) error {
 	s.profile = name
 	s.enrichment.SetDistribution(p.enrichment)
 	s.records.SetDistribution(p.records)
+	s.live[api.Enrichment], s.live[api.Records] = s.cfg.Profiles[name].Enrichment, s.cfg.Profiles[name].Records
 	return nil
 }
 

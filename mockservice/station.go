@@ -24,6 +24,9 @@ type Result struct {
 	// Planned is the sampled service time after the time scale; Service is
 	// the time the worker was actually held.
 	Planned, Service time.Duration
+	// RejectStatus is the status a refusal answers with (the station's at
+	// the moment it refused).
+	RejectStatus int
 }
 
 // Station is a fixed pool of workers behind a bounded FIFO queue. It is safe
@@ -201,10 +204,11 @@ admission:
 			continue
 		}
 		s.requests[api.OutcomeRejected]++
+		status := s.cfg.RejectStatus
 		s.mu.Unlock()
 		admitted()
 		s.log.end(entry, time.Time{}, time.Now(), api.OutcomeRejected)
-		return Result{Outcome: api.OutcomeRejected}
+		return Result{Outcome: api.OutcomeRejected, RejectStatus: status}
 	}
 	wait := start.Sub(arrived)
 	if wait < 0 {
@@ -288,6 +292,9 @@ func (s *Station) releaseLocked(plannedEnd, handoff time.Time) {
 		panic("mockservice: station " + s.name + " released more workers than it holds")
 	}
 	s.busy--
+	if s.busy >= s.cfg.Workers {
+		return // the station was shrunk (SetShape): this worker is gone
+	}
 	if front := s.queue.Front(); front != nil {
 		w := s.queue.Remove(front).(*waiter)
 		w.start = handoff

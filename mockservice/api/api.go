@@ -23,6 +23,7 @@ const (
 	PathMetrics       = "/metrics"
 	PathAdminProfile  = "/admin/profile"  // GET, or PUT ProfileRequest
 	PathAdminReset    = "/admin/reset"    // POST
+	PathAdminConfig   = "/admin/config"   // GET, or PATCH a partial update of the live settings
 	PathAdminStats    = "/admin/stats"    // GET Stats
 	PathAdminRequests = "/admin/requests" // GET RequestLogSnapshot
 )
