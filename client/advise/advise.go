@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -31,6 +32,10 @@ type Capacity struct {
 	// RejectionsBeginAt is the lowest concurrency that drew a 503/429.
 	RejectionsBeginAt *int   `json:"rejections_begin_at"`
 	Steps             []Step `json:"steps"`
+	// Plan is what the probe was pointed at.
+	Plan struct {
+		Target string `json:"target"`
+	} `json:"plan"`
 }
 
 // Step is one probed concurrency.
@@ -39,6 +44,8 @@ type Step struct {
 	OKPerSecond float64 `json:"ok_per_second"`
 	// MeanSeconds is the mean latency of the step's successes.
 	MeanSeconds *float64 `json:"mean_seconds"`
+	// AtRateLimit: the probe's own --max-rate held the step.
+	AtRateLimit bool `json:"at_rate_limit"`
 }
 
 // Dependency is the advice for one dependency.
@@ -96,6 +103,9 @@ func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64
 		d, warn, err := advise(name, c)
 		if err != nil {
 			return Advice{}, err
+		}
+		if w := pathMismatch(p.Dependency(name), c.Plan.Target); w != "" {
+			warn = append(warn, w)
 		}
 		a.Warnings = append(a.Warnings, warn...)
 		d.CallsPerRecord = calls[name]
@@ -162,6 +172,10 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 	for _, s := range steps {
 		if s.Concurrency <= d.Permits {
 			d.CallsPerSecond = s.OKPerSecond
+			if s.AtRateLimit {
+				warn = append(warn, fmt.Sprintf("%s: the probe's --max-rate held its step at concurrency %d: the rate there, and any knee, are the probe's limit, not %s's; probe again with a higher --max-rate",
+					name, s.Concurrency, name))
+			}
 		}
 	}
 	if !(d.CallsPerSecond > 0) {
@@ -194,4 +208,21 @@ func (a Advice) File(name, comment string) ([]byte, error) {
 		head.WriteString("# " + line + "\n")
 	}
 	return append([]byte(head.String()), body...), nil
+}
+
+// pathMismatch warns when a probe was pointed at another path than the
+// dependency's (a probe given to the wrong dependency, say).
+func pathMismatch(d *pipeline.Dependency, target string) string {
+	u, err := url.Parse(target)
+	if target == "" || err != nil {
+		return ""
+	}
+	path, _, err := d.Render(pipeline.Data{ID: "x", Step: 1, Complete: true})
+	if err != nil || strings.Contains(d.Path, "{{") {
+		return "" // a path made of record fields has no one path to compare
+	}
+	if path, _, _ = strings.Cut(path, "?"); u.Path != path {
+		return fmt.Sprintf("%s: its probe was of %s, and its calls go to path %s: is it the right probe?", d.Name, target, path)
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package advise_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,3 +128,20 @@ func TestAdviceFileRoundTrips(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }
+
+// A probe held by its own --max-rate, or pointed at another path than the
+// dependency's, is warned about.
+func TestAdviseWarnsOfProbesThatDoNotMeasureTheDependency(t *testing.T) {
+	p := labProbes()
+	r := p["records"]
+	r.Steps = slices.Clone(r.Steps)
+	r.Steps[5].AtRateLimit = true // concurrency 6, the knee
+	r.Plan.Target = "http://127.0.0.1:8080/enrich"
+	p["records"] = r
+	a, err := advise.Advise(pipelines.Lab(), p, 0)
+	w := strings.Join(a.Warnings, "|")
+	if err != nil || !strings.Contains(w, "records: the probe's --max-rate held its step at concurrency 6") ||
+		!strings.Contains(w, "records: its probe was of http://127.0.0.1:8080/enrich, and its calls go to path /records") {
+		t.Errorf("warnings %q, %v", a.Warnings, err)
+	}
+}

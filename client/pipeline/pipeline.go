@@ -60,8 +60,9 @@ type Dependency struct {
 	// Path and Body are text/template templates over Data.
 	Path string `yaml:"path" json:"path"`
 	Body string `yaml:"body,omitempty" json:"body,omitempty"`
-	// Headers are sent with every call; Content-Type defaults to
-	// application/json when there is a body.
+	// Headers are sent with every call, their values templates like the
+	// body's; Content-Type defaults to application/json when there is a
+	// body.
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Success, Rejection and Retryable are HTTP statuses. Any other answer
 	// is an error. Retryable is recorded for the retry budgets to come; no
@@ -71,6 +72,7 @@ type Dependency struct {
 	Retryable []int `yaml:"retryable,omitempty" json:"retryable,omitempty"`
 
 	path, body *template.Template
+	headers    map[string]*template.Template
 }
 
 // Step is one step of a record: Repeat calls to Dependency in sequence.
@@ -174,7 +176,12 @@ func finish(p *Pipeline, file string, root *yaml.Node) (*Pipeline, error) {
 		d := p.Dependency(s.Dependency)
 		for n := 1; n <= s.Repeat; n++ {
 			for _, complete := range []bool{true, false} {
-				if _, _, err := d.Render(Data{ID: "sample-00001", Index: 1, Step: n, Complete: complete}); err != nil {
+				data := Data{ID: "sample-00001", Index: 1, Step: n, Complete: complete}
+				_, _, err := d.Render(data)
+				if err == nil {
+					_, err = d.RenderHeaders(data)
+				}
+				if err != nil {
 					return nil, fail(fmt.Errorf("step %d, call %d, complete %v: %w", i, n, complete, err), "dependencies", slices.Index(p.Names(), d.Name), fieldOf(err))
 				}
 			}
@@ -261,6 +268,14 @@ func (d *Dependency) finish() error {
 		if strings.ContainsAny(v, "\r\n\x00") {
 			return fieldErr{"headers", fmt.Errorf("the value of %s holds a line break or NUL", k)}
 		}
+		t, err := parse(d.Name+".headers."+k, v)
+		if err != nil {
+			return fieldErr{"headers", err}
+		}
+		if d.headers == nil {
+			d.headers = map[string]*template.Template{}
+		}
+		d.headers[k] = t
 	}
 	sample := Data{ID: "sample-00001", Index: 1, Step: 1, Complete: true}
 	if _, _, err := d.Render(sample); err != nil {
@@ -279,6 +294,23 @@ var TemplateFuncs = template.FuncMap{"json": func(v any) (string, error) {
 
 func parse(name, text string) (*template.Template, error) {
 	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=error").Parse(text)
+}
+
+// RenderHeaders returns the call's headers for one record's call.
+func (d *Dependency) RenderHeaders(data Data) (map[string]string, error) {
+	out := make(map[string]string, len(d.headers))
+	var b bytes.Buffer
+	for k, t := range d.headers {
+		b.Reset()
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fieldErr{"headers", err}
+		}
+		if strings.ContainsAny(b.String(), "\r\n\x00") {
+			return nil, fieldErr{"headers", fmt.Errorf("the value of %s renders a line break or NUL", k)}
+		}
+		out[k] = b.String()
+	}
+	return out, nil
 }
 
 // Render returns the call's path and body for one record's call.

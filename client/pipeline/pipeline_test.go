@@ -77,6 +77,7 @@ steps:
 		{"no success status", "    method: GET\n", "    method: GET\n    success: []\n", "p.yaml:9: dependencies.1.success: at least one"},
 		{"a template that fails only for incomplete records", "/b/{{.ID}}", "/b/{{if .Complete}}{{.ID}}{{else}}{{.Nope}}{{end}}", "p.yaml:7: dependencies.1.path: step 1, call 1, complete false"},
 		{"a template that fails only on a repeat", `{"id":{{json .ID}}}`, `{"id":{{if eq .Step 2}}{{.Nope}}{{end}}}`, "p.yaml:5: dependencies.0.body: step 0, call 2"},
+		{"a header template that does not render", "    method: GET\n", "    method: GET\n    headers: {X-Trace: \"{{.Nope}}\"}\n", "p.yaml:9: dependencies.1.headers: "},
 		{"a bad header name", "    method: GET\n", "    method: GET\n    headers: {\"X Bad\": v}\n", "p.yaml:9: dependencies.1.headers: \"X Bad\" is not a header name"},
 	} {
 		_, err := pipeline.Load(write(strings.Replace(good, c.old, c.new, 1)))

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
@@ -26,6 +28,37 @@ type runner struct {
 	// The write's (the last step's dependency's) answers 201 (stored new)
 	// and 200 (a duplicate).
 	created, duplicate atomic.Int64
+	// kinds counts the calls that ended in an error, by "dependency: kind".
+	kindsMu sync.Mutex
+	kinds   map[string]int
+}
+
+// countError records a call that ended in an error under its kind.
+func (r *runner) countError(dep string, res budgets.Result) {
+	kind := "transport error"
+	switch {
+	case res.Status != 0:
+		kind = fmt.Sprintf("status %d", res.Status)
+	case errors.Is(res.Err, syscall.ECONNREFUSED):
+		kind = "connection refused"
+	case errors.Is(res.Err, syscall.ECONNRESET):
+		kind = "connection reset"
+	case errors.Is(res.Err, io.EOF), errors.Is(res.Err, io.ErrUnexpectedEOF):
+		kind = "connection closed without an answer"
+	case errors.Is(res.Err, context.Canceled):
+		return // the run was interrupted: not the dependency's error
+	}
+	r.countKind(dep, kind)
+}
+
+// countKind counts one call that ended in an error of the given kind.
+func (r *runner) countKind(dep, kind string) {
+	r.kindsMu.Lock()
+	defer r.kindsMu.Unlock()
+	if r.kinds == nil {
+		r.kinds = map[string]int{}
+	}
+	r.kinds[dep+": "+kind]++
 }
 
 // buildBudgets returns a budget per dependency of the pipeline. A shared
@@ -70,11 +103,17 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 			if step.Required && ctx.Err() != nil { // interrupted: the required call is not sent
 				return Interrupted, id
 			}
-			path, body, err := dep.Render(pipeline.Data{ID: id, Index: i, Step: n, Complete: complete})
+			data := pipeline.Data{ID: id, Index: i, Step: n, Complete: complete}
+			path, body, err := dep.Render(data)
+			var headers map[string]string
+			if err == nil {
+				headers, err = dep.RenderHeaders(data)
+			}
 			if err != nil { // the templates rendered at load; an id can still break one
+				r.countKind(dep.Name, "template: "+err.Error())
 				return Failed, id
 			}
-			res := r.budgets[dep.Name].Do(ctx, dep.Name, r.call(dep, path, body))
+			res := r.budgets[dep.Name].Do(ctx, dep.Name, r.call(dep, path, body, headers))
 			if si == write {
 				switch res.Status {
 				case http.StatusCreated:
@@ -85,6 +124,9 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 			}
 			if res.Class == budgets.OK {
 				continue
+			}
+			if res.Class == budgets.Error {
+				r.countError(dep.Name, res)
 			}
 			if !step.Required {
 				complete = false
@@ -124,7 +166,7 @@ var errNotSent = errors.New("request not sent")
 // call returns a call to dep at path with body that reads the whole answer
 // within the call's context. An error before the request was written wraps
 // errNotSent.
-func (r *runner) call(dep *pipeline.Dependency, path string, body []byte) budgets.Call {
+func (r *runner) call(dep *pipeline.Dependency, path string, body []byte, headers map[string]string) budgets.Call {
 	base := dep.BaseURL
 	if base == "" {
 		base = r.cfg.Target
@@ -151,7 +193,7 @@ func (r *runner) call(dep *pipeline.Dependency, path string, body []byte) budget
 		if len(body) > 0 {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		for k, v := range dep.Headers {
+		for k, v := range headers {
 			req.Header.Set(k, v)
 		}
 		resp, err := r.http.Do(req)

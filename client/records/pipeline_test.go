@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,40 @@ func TestThreeDependencyPipeline(t *testing.T) {
 			t.Errorf("%s: %d records ended step_rejected, the fraud service refused %v", c.name, res.StepRejected, fraud.Requests[api.OutcomeRejected])
 		}
 		t.Logf("%s: complete %d, rejected at the fraud check %d; calls %v", c.name, res.Complete, res.StepRejected, res.CallsSent)
+	}
+}
+
+// A call answered with a status the dependency does not list fails, and
+// the result says which dependency answered what: 404 from a path the mock
+// service does not have, connection refused from a closed port.
+func TestErrorsAreCountedByKind(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	m := startMock(t, cfg)
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(file, []byte(`name: wrong
+dependencies:
+  - name: lookup
+    path: /nope
+  - name: gone
+    base_url: http://127.0.0.1:1
+    path: /x
+  - name: ledger
+    path: /records
+    body: '{"id":{{json .ID}},"complete":{{.Complete}}}'
+steps:
+  - dependency: lookup
+  - dependency: gone
+  - dependency: ledger
+    required: true
+`), 0o644)
+	p, err := pipeline.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, m, "bounded:4", 10, 0.1, func(cfg *records.Config) { cfg.Pipeline = p })
+	if res.ErrorKinds["lookup: status 404"] != 10 || res.ErrorKinds["gone: connection refused"] != 10 || res.Incomplete != 10 ||
+		!strings.Contains(res.Trouble(), "lookup: status 404 ×10") {
+		t.Errorf("error kinds %v, incomplete %d; trouble %q", res.ErrorKinds, res.Incomplete, res.Trouble())
 	}
 }

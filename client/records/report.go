@@ -51,8 +51,11 @@ func permits(n int) string {
 // WriteResult writes a run's result for people.
 func WriteResult(w io.Writer, r Result) error {
 	peakWrites := "unknown (the target is not a loadlab mock service: client-side figures only)"
-	if r.PeakConcurrentWrite != nil {
+	switch {
+	case r.PeakConcurrentWrite != nil:
 		peakWrites = fmt.Sprint(*r.PeakConcurrentWrite)
+	case r.ServerIdentified:
+		peakWrites = "unknown (the write's dependency is not the mock service's system of record station, \"records\")"
 	}
 	fmt.Fprintf(w, "Strategy %s: %s\n", r.Strategy, r.Params.Describe())
 	if r.Partial {
@@ -83,6 +86,25 @@ func WriteResult(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(w, "Calls to %s: %s\n", dep, strings.Join(parts, ", "))
 	}
+	if len(r.ErrorKinds) > 0 {
+		fmt.Fprintf(w, "Calls that ended in an error, by kind: %s\n", r.errorKindsText())
+	}
 	_, err := fmt.Fprintf(w, "Runtime: GOMAXPROCS %d, NumCPU %d, CPU quota %s\n", r.GOMAXPROCS, r.NumCPU, r.Quota())
 	return err
+}
+
+// errorKindsText lists the error kinds, most first.
+func (r Result) errorKindsText() string {
+	kinds := slices.Collect(maps.Keys(r.ErrorKinds))
+	slices.SortFunc(kinds, func(a, b string) int {
+		if d := r.ErrorKinds[b] - r.ErrorKinds[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s ×%d", k, r.ErrorKinds[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -216,11 +216,14 @@ type Result struct {
 	CallsSent       map[string]int `json:"calls_sent"`
 	WritesCreated   int            `json:"writes_created"`
 	WritesDuplicate int            `json:"writes_duplicate"`
-	PermitTimeouts  int            `json:"permit_timeouts"`
-	RateTimeouts    int            `json:"rate_timeouts"`
-	CallTimeouts    int            `json:"call_timeouts"`
-	Errors          int            `json:"errors"`
-	TimeScale       float64        `json:"time_scale"`
+	// ErrorKinds counts the calls that ended in an error by dependency and
+	// kind: "records: status 405", "lookup: connection refused".
+	ErrorKinds     map[string]int `json:"error_kinds,omitempty"`
+	PermitTimeouts int            `json:"permit_timeouts"`
+	RateTimeouts   int            `json:"rate_timeouts"`
+	CallTimeouts   int            `json:"call_timeouts"`
+	Errors         int            `json:"errors"`
+	TimeScale      float64        `json:"time_scale"`
 	// ServerIdentified: the target identified itself as a loadlab mock
 	// service, so its metrics were read; when false, every figure is the
 	// client's own and no request but the records' calls was sent.
@@ -240,8 +243,15 @@ func (r Result) Trouble() string {
 	if r.Failed+r.WriteUnknown == 0 && r.Errors == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
+	t := fmt.Sprintf("%d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
 		r.Failed, r.WriteUnknown, r.Errors)
+	if r.CallTimeouts+r.PermitTimeouts+r.RateTimeouts > 0 {
+		t += fmt.Sprintf(", %d call timeouts, %d permit timeouts, %d rate timeouts", r.CallTimeouts, r.PermitTimeouts, r.RateTimeouts)
+	}
+	if len(r.ErrorKinds) > 0 {
+		t += " (" + r.errorKindsText() + ")"
+	}
+	return t
 }
 
 // Errors Run returns before any record is sent.
@@ -306,6 +316,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			continue
 		}
 		g.Go(func() error {
+			if ctx.Err() != nil { // interrupted while it waited for a slot
+				states[i] = NotStarted
+				return nil
+			}
 			mu.Lock()
 			active++
 			peak = max(peak, active)
@@ -367,6 +381,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.CallsSent[dep] = int(n.Load())
 	}
 	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
+	res.ErrorKinds = r.kinds
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
 	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
 	// The server's own view, only from a loadlab mock service.

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,15 +84,15 @@ func runAdvise(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageErr("advise: %v", err)
 	}
-	data, err := a.File(*name, fmt.Sprintf("Written by loadlab advise at %s from the probes %v of pipeline %s (%s).\n"+
+	data, err := a.File(*name, fmt.Sprintf("Written by loadlab advise at %s from the probes %s of pipeline %s (%s).\n"+
 		"loadlab run --strategy-file reads `strategy`; `advice` says how it was reached.",
-		time.Now().UTC().Format(time.RFC3339), map[string]string(probes), p.Name, p.File))
+		time.Now().UTC().Format(time.RFC3339), pairs(probes), p.Name, p.File))
 	if err != nil {
 		return err
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, data, 0o644); err != nil {
-			return err
+			return usageErr("advise: --out: %v", err)
 		}
 	}
 	switch {
@@ -100,11 +102,20 @@ func runAdvise(args []string, stdout io.Writer) error {
 		_, err = stdout.Write(data)
 		return err
 	}
-	fmt.Fprintf(stdout, "Wrote %s: strategy %s, %d records in flight, permits %v\n", *out, *name, a.RecordsInFlight, a.Strategy(*name).Permits)
+	fmt.Fprintf(stdout, "Wrote %s: strategy %s, %d records in flight, permits %s\n", *out, *name, a.RecordsInFlight, pairs(a.Strategy(*name).Permits))
 	fmt.Fprintf(stdout, "Bottleneck %s: %.4g records/s; time per record %.4g s; sized for %.4g records/s\n",
 		a.Bottleneck, a.RateBound, a.TimePerRecord, a.PlannedRate)
 	for _, w := range a.Warnings {
 		fmt.Fprintf(stdout, "Warning: %s\n", w)
 	}
 	return nil
+}
+
+// pairs writes a map as "a=1, b=2", sorted by key.
+func pairs[V any](m map[string]V) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

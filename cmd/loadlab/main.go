@@ -115,6 +115,9 @@ func dispatch(args []string, stdout io.Writer) error {
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
+		if len(args) > 1 && args[0] == "help" { // loadlab help run: run's help
+			return dispatch(append(args[1:], "--help"), stdout)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "run":

@@ -109,14 +109,26 @@ func runRecords(args []string, stdout io.Writer) error {
 			s.RecordsInFlight = *inFlight
 		case "shared-permits":
 			s.SharedPermits = *shared
-		case "enrichment-permits":
-			setPermits("enrichment-permits", records.Enrichment, *enrich)
-		case "write-permits":
-			setPermits("write-permits", records.Records, *writes)
-		case "enrichment-rate":
-			setRate(records.Enrichment, *enrichRate)
-		case "write-rate":
-			setRate(records.Records, *writeRate)
+		case "enrichment-permits", "write-permits", "enrichment-rate", "write-rate":
+			dep := map[string]string{"enrichment-permits": records.Enrichment, "enrichment-rate": records.Enrichment}[f.Name]
+			if dep == "" {
+				dep = records.Records
+			}
+			if p := cfg.PipelineOrLab(); p.Dependency(dep) == nil {
+				flagErr = errors.Join(flagErr, fmt.Errorf("--%s: names the lab's %s, which pipeline %s lacks: give yours by name, e.g. --permits %s=N or --rates %s=R",
+					f.Name, dep, p.Name, p.Write(), p.Write()))
+				return
+			}
+			switch f.Name {
+			case "enrichment-permits":
+				setPermits(f.Name, dep, *enrich)
+			case "write-permits":
+				setPermits(f.Name, dep, *writes)
+			case "enrichment-rate":
+				setRate(dep, *enrichRate)
+			case "write-rate":
+				setRate(dep, *writeRate)
+			}
 		case "permits":
 			flagErr = errors.Join(flagErr, parsePairs("permits", *permits, func(k string, v float64) error {
 				if v != math.Trunc(v) || v < 0 {
