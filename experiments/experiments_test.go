@@ -141,7 +141,7 @@ func TestSpecErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown scenario", strings.Replace(tinySpec, "[slow-write]", "[slow-disk]", 1), "spec.yaml:9: scenarios[0]"},
 		{"zero runs", strings.Replace(tinySpec, "runs: 3", "runs: 0", 1), "spec.yaml:3: runs:"},
 		{"two runs", strings.Replace(tinySpec, "runs: 3", "runs: 2", 1), "spec.yaml:3: runs: 2 must be in [3, 1000] (a range over fewer runs is not a range)"},
-		{"unknown key", tinySpec + "colour: red\n", "line 12: field colour not found"},
+		{"unknown key", tinySpec + "colour: red\n", "spec.yaml:12: colour: unknown field"},
 		{"malformed", "name: [\n", "spec.yaml"},
 		{"cpu without limit", strings.Replace(tinySpec, "cpus: 1}", "}", 1), "cpus[0]"},
 		{"bad exclude", tinySpec + "exclude:\n  - {strategies: [C3]}\n", "exclude[0].strategies[0]"},

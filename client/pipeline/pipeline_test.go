@@ -71,7 +71,7 @@ steps:
 		{"a path without /", "path: /a", "path: a", "p.yaml:4: dependencies.0.path: "},
 		{"a status that is not one", "    method: GET\n", "    method: GET\n    success: [2000]\n", "p.yaml:9: dependencies.1.success: 2000 is not an HTTP status"},
 		{"a name twice", "  - name: b\n", "  - name: a\n", "p.yaml:6: dependencies.1.name: "},
-		{"an unknown field", "    method: GET\n", "    methd: GET\n", "line 8: field methd not found"},
+		{"an unknown field", "    method: GET\n", "    methd: GET\n", "p.yaml:8: methd: unknown field"},
 		{"repeat out of range", "repeat: 2", "repeat: 101", "p.yaml:11: steps.0.repeat: 101 must be in [1, 100]"},
 		{"the write not required", "    required: true\n", "", "p.yaml:12: steps.1.required: the last step is the record's write"},
 		{"no success status", "    method: GET\n", "    method: GET\n    success: []\n", "p.yaml:9: dependencies.1.success: at least one"},

@@ -64,7 +64,7 @@ func TestThreeDependencyPipeline(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		fraud int // permits; 0: none, and the fraud service's 2 workers refuse the rest
-	}{{"budgeted", 2}, {"fraud unbudgeted", 0}} {
+	}{{"budgeted", 2}, {"fraud-unbudgeted", 0}} {
 		if err := b.admin.Reset(t.Context()); err != nil {
 			t.Fatal(err)
 		}

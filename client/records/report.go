@@ -108,3 +108,22 @@ func (r Result) errorKindsText() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Trouble says what went wrong in the run — records failed, writes of
+// unknown outcome, calls failed with transport errors or unexpected
+// statuses — or "" when every record ended cleanly. loadlab run exits 1
+// when it is not empty, and the experiment runner excludes the run.
+func (r Result) Trouble() string {
+	if r.Failed+r.WriteUnknown == 0 && r.Errors == 0 {
+		return ""
+	}
+	t := fmt.Sprintf("%d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
+		r.Failed, r.WriteUnknown, r.Errors)
+	if r.CallTimeouts+r.PermitTimeouts+r.RateTimeouts > 0 {
+		t += fmt.Sprintf(", %d call timeouts, %d permit timeouts, %d rate timeouts", r.CallTimeouts, r.PermitTimeouts, r.RateTimeouts)
+	}
+	if len(r.ErrorKinds) > 0 {
+		t += " (" + r.errorKindsText() + ")"
+	}
+	return t
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,6 +142,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("call-timeout: %v must be > 0", c.CallTimeout)
 	case c.PermitTimeout <= 0:
 		return fmt.Errorf("permit-timeout: %v must be > 0", c.PermitTimeout)
+	case strings.Trim(c.RunID, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~:-") != "":
+		// Record ids go into paths and bodies unescaped: keep them URL-safe.
+		return fmt.Errorf("run-id: %q may hold only letters, digits and . _ ~ : -", c.RunID)
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
 		return fmt.Errorf("time-scale: %w", err)
@@ -233,25 +237,6 @@ type Result struct {
 	Server   *api.Stats `json:"server,omitempty"`
 	Timeline []Sample   `json:"timeline,omitempty"`
 	cpulimit.Runtime
-}
-
-// Trouble says what went wrong in the run — records failed, writes of
-// unknown outcome, calls failed with transport errors or unexpected
-// statuses — or "" when every record ended cleanly. loadlab run exits 1
-// when it is not empty, and the experiment runner excludes the run.
-func (r Result) Trouble() string {
-	if r.Failed+r.WriteUnknown == 0 && r.Errors == 0 {
-		return ""
-	}
-	t := fmt.Sprintf("%d records failed, %d writes of unknown outcome; %d calls failed with transport errors or unexpected statuses",
-		r.Failed, r.WriteUnknown, r.Errors)
-	if r.CallTimeouts+r.PermitTimeouts+r.RateTimeouts > 0 {
-		t += fmt.Sprintf(", %d call timeouts, %d permit timeouts, %d rate timeouts", r.CallTimeouts, r.PermitTimeouts, r.RateTimeouts)
-	}
-	if len(r.ErrorKinds) > 0 {
-		t += " (" + r.errorKindsText() + ")"
-	}
-	return t
 }
 
 // Errors Run returns before any record is sent.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -55,7 +56,7 @@ func Decode(file string, data []byte, v any) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &Error{File: path, Err: err}
+		return nil, typeError(path, err)
 	}
 	return &root, nil
 }
@@ -96,4 +97,26 @@ func Line(root *yaml.Node, path ...any) int {
 		}
 	}
 	return line
+}
+
+// typeError turns the decoder's first complaint into file:line: field:
+// problem, in the words of every other error here ("line 28: field requird
+// not found in type pipeline.Step" becomes "F:28: requird: unknown field");
+// anything else is kept as the decoder said it.
+func typeError(file string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return &Error{File: file, Err: err}
+	}
+	var line int
+	var field, typ string
+	if n, _ := fmt.Sscanf(te.Errors[0], "line %d: field %s not found in type %s", &line, &field, &typ); n == 3 {
+		return &Error{File: file, Line: line, Field: field, Err: errors.New("unknown field")}
+	}
+	if _, rest, ok := strings.Cut(te.Errors[0], ": "); ok {
+		if n, _ := fmt.Sscanf(te.Errors[0], "line %d:", &line); n == 1 {
+			return &Error{File: file, Line: line, Err: errors.New(rest)}
+		}
+	}
+	return &Error{File: file, Err: err}
 }
