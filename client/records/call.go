@@ -171,6 +171,9 @@ func (r *runner) call(dep *pipeline.Dependency, path string, body []byte, header
 	if base == "" {
 		base = r.cfg.Target
 	}
+	if u, ok := r.cfg.CallURLs[dep.Name]; ok {
+		base = u
+	}
 	sent := r.sent[dep.Name]
 	return func(ctx context.Context) (int, error) {
 		var wrote atomic.Bool

@@ -110,6 +110,10 @@ type Config struct {
 	// Pipeline is what one record does; nil: the lab's
 	// (experiments/pipelines/lab.yaml).
 	Pipeline *pipeline.Pipeline
+	// CallURLs, when set, sends a dependency's calls to another base URL
+	// (a fault proxy in front of it, say); identification, admin and
+	// metrics requests still go to Target.
+	CallURLs map[string]string
 }
 
 // Sample is the client's in-flight state at one moment of a run.

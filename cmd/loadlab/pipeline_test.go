@@ -83,3 +83,30 @@ func TestRunPipelineFlags(t *testing.T) {
 		}
 	}
 }
+
+// loadlab run --faults: resets on enrichment make every enrichment call an
+// error, said by kind in the exit-1 reason; a bad faults file exits 2
+// naming its line and field.
+func TestRunWithFaults(t *testing.T) {
+	url := startMock(t, 0.05)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "faults.yaml")
+	os.WriteFile(f, []byte("faults:\n  - dependency: enrichment\n    kind: reset\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--faults", f}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "enrichment: connection reset ×5") || !strings.Contains(out.String(), "incomplete 5") {
+		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	os.WriteFile(f, []byte("faults:\n  - dependency: records\n    kind: latency\n    latency: -1s\n"), 0o644)
+	errb.Reset()
+	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "faults.yaml:4: faults.0.latency: -1s must be ≥ 0") {
+		t.Errorf("bad faults file: exit %d, %s", code, errb.String())
+	}
+	os.WriteFile(f, []byte("faults:\n  - dependency: geo\n    kind: reset\n"), 0o644)
+	errb.Reset()
+	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), `a fault for "geo"`) {
+		t.Errorf("a fault for a dependency the pipeline lacks: exit %d, %s", code, errb.String())
+	}
+}

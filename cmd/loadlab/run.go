@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
 )
@@ -32,6 +33,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, sequential, bounded:N or unbounded (with a --pipeline that lacks the lab's\nenrichment and records the default is C2: C4's budgets name those; give yours with --permits)")
 	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
+	faultsFile := fs.String("faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
 	permits := fs.String("permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	rates := fs.String("rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
@@ -148,6 +150,14 @@ func runRecords(args []string, stdout io.Writer) error {
 	if cfg.RunID == "" {
 		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
 	}
+	var proxies *faults.Proxies
+	if *faultsFile != "" {
+		if proxies, err = startFaults(*faultsFile, cfg); err != nil {
+			return usageErr("run: --faults: %v", err)
+		}
+		defer proxies.Stop()
+		cfg.CallURLs = proxies.URLs
+	}
 	ctx, reg, done, err := begin(*metricsAddr, cfg.Validate())
 	if err != nil {
 		return err
@@ -193,4 +203,21 @@ func parsePairs(flagName, text string, set func(name string, v float64) error) e
 		}
 	}
 	return nil
+}
+
+// startFaults starts a fault proxy in front of every dependency of the
+// run's pipeline, with the file's faults.
+func startFaults(file string, cfg records.Config) (*faults.Proxies, error) {
+	fs, err := faults.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	up := map[string]string{}
+	for _, d := range cfg.PipelineOrLab().Dependencies {
+		up[d.Name] = d.BaseURL
+		if d.BaseURL == "" {
+			up[d.Name] = cfg.Target
+		}
+	}
+	return faults.Start(up, fs)
 }

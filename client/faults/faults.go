@@ -1,0 +1,204 @@
+// Package faults puts network faults between the client and each of its
+// dependencies: one in-process TCP proxy per dependency
+// (github.com/Shopify/toxiproxy/v2, run as a library), whose toxics add
+// latency with jitter, cap bandwidth, reset connections, swallow them
+// (blackhole) or close them slowly, each on a share of the connections.
+package faults
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"slices"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/loadlab/loadlab/experiments/yamlfile"
+)
+
+// Kinds of fault.
+const (
+	Latency   = "latency"    // every answer delayed by latency ± jitter
+	Bandwidth = "bandwidth"  // data capped at rate_kbps kilobytes per second
+	Reset     = "reset"      // the connection reset (TCP RST) after `after`
+	Blackhole = "blackhole"  // nothing passes; the connection closed after `after` (0: never)
+	SlowClose = "slow_close" // the connection's close delayed by `after`
+)
+
+// Kinds lists the kinds, for messages.
+var Kinds = []string{Latency, Bandwidth, Reset, Blackhole, SlowClose}
+
+// Fault is one network fault on the path to one dependency.
+type Fault struct {
+	Dependency string        `yaml:"dependency" json:"dependency"`
+	Kind       string        `yaml:"kind" json:"kind"`
+	Latency    time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+	Jitter     time.Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	RateKBps   int64         `yaml:"rate_kbps,omitempty" json:"rate_kbps,omitempty"`
+	After      time.Duration `yaml:"after,omitempty" json:"after,omitempty"`
+	// Probability is the share of connections the fault applies to (0:
+	// all of them, as 1).
+	Probability float64 `yaml:"probability,omitempty" json:"probability,omitempty"`
+	// Direction is "downstream" (the dependency's answers; the default) or
+	// "upstream" (the client's requests).
+	Direction string `yaml:"direction,omitempty" json:"direction,omitempty"`
+}
+
+// File is a faults file: a list of faults.
+type File struct {
+	Faults []Fault `yaml:"faults" json:"faults"`
+}
+
+// Load reads and validates a faults file; errors name the file, the line
+// and the field.
+func Load(path string) ([]Fault, error) {
+	var f File
+	root, err := yamlfile.Read(path, &f)
+	if err != nil {
+		return nil, err
+	}
+	for i, ft := range f.Faults {
+		if field, err := ft.check(); err != nil {
+			return nil, &yamlfile.Error{File: path, Line: yamlfile.Line(root, "faults", i, field), Field: fmt.Sprintf("faults.%d.%s", i, field), Err: err}
+		}
+	}
+	return f.Faults, nil
+}
+
+// Validate checks a fault, naming the bad field.
+func (f Fault) Validate() error {
+	if field, err := f.check(); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+func (f Fault) check() (field string, err error) {
+	switch {
+	case f.Dependency == "":
+		return "dependency", errors.New("missing")
+	case !slices.Contains(Kinds, f.Kind):
+		return "kind", fmt.Errorf("%q is not one of %v", f.Kind, Kinds)
+	case f.Latency < 0:
+		return "latency", fmt.Errorf("%v must be ≥ 0", f.Latency)
+	case f.Jitter < 0 || f.Jitter > f.Latency && f.Kind == Latency:
+		return "jitter", fmt.Errorf("%v must be in [0, latency]", f.Jitter)
+	case f.Kind == Latency && f.Latency == 0:
+		return "latency", errors.New("a latency fault needs latency > 0")
+	case f.Kind == Bandwidth && f.RateKBps <= 0:
+		return "rate_kbps", fmt.Errorf("%d must be > 0", f.RateKBps)
+	case f.After < 0:
+		return "after", fmt.Errorf("%v must be ≥ 0", f.After)
+	case f.Probability < 0 || f.Probability > 1 || f.Probability != f.Probability:
+		return "probability", fmt.Errorf("%v must be in [0, 1]", f.Probability)
+	case f.Direction != "" && f.Direction != "downstream" && f.Direction != "upstream":
+		return "direction", fmt.Errorf("%q is not downstream or upstream", f.Direction)
+	}
+	return "", nil
+}
+
+// toxic is the fault as toxiproxy's JSON.
+func (f Fault) toxic(i int) ([]byte, error) {
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	attrs := map[string]any{}
+	typ := f.Kind
+	switch f.Kind {
+	case Latency:
+		attrs["latency"], attrs["jitter"] = ms(f.Latency), ms(f.Jitter)
+	case Bandwidth:
+		attrs["rate"] = f.RateKBps
+	case Reset:
+		typ, attrs["timeout"] = "reset_peer", ms(f.After)
+	case Blackhole:
+		typ, attrs["timeout"] = "timeout", ms(f.After)
+	case SlowClose:
+		attrs["delay"] = ms(f.After)
+	}
+	stream := f.Direction
+	if stream == "" {
+		stream = "downstream"
+	}
+	toxicity := f.Probability
+	if toxicity == 0 {
+		toxicity = 1
+	}
+	return json.Marshal(map[string]any{"name": fmt.Sprintf("%s-%d", f.Kind, i), "type": typ, "stream": stream,
+		"toxicity": toxicity, "attributes": attrs})
+}
+
+// Proxies are the running proxies, one per dependency.
+type Proxies struct {
+	proxies []*toxiproxy.Proxy
+	// URLs maps each dependency to the base URL that reaches it through its
+	// proxy.
+	URLs map[string]string
+}
+
+// Start starts a proxy on loopback for every dependency in upstreams
+// (dependency → base URL), with the faults that name it, and returns the
+// base URLs that go through them. A fault for a dependency not in
+// upstreams is an error.
+func Start(upstreams map[string]string, faults []Fault) (*Proxies, error) {
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	p := &Proxies{URLs: map[string]string{}}
+	for _, f := range faults {
+		if err := f.Validate(); err != nil {
+			return nil, err
+		}
+		if _, ok := upstreams[f.Dependency]; !ok {
+			return nil, fmt.Errorf("a fault for %q, which is not a dependency here", f.Dependency)
+		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(upstreams)) {
+		u, err := url.Parse(upstreams[dep])
+		if err != nil || u.Host == "" {
+			p.Stop()
+			return nil, fmt.Errorf("%s: %q is not a base URL", dep, upstreams[dep])
+		}
+		host := u.Host
+		if u.Port() == "" {
+			port := "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+			host = net.JoinHostPort(u.Hostname(), port)
+		}
+		px := toxiproxy.NewProxy(srv, dep, "127.0.0.1:0", host)
+		if err := px.Start(); err != nil {
+			p.Stop()
+			return nil, fmt.Errorf("%s: proxy: %w", dep, err)
+		}
+		p.proxies = append(p.proxies, px)
+		for i, f := range faults {
+			if f.Dependency != dep {
+				continue
+			}
+			b, err := f.toxic(i)
+			if err == nil {
+				_, err = px.Toxics.AddToxicJson(bytes.NewReader(b))
+			}
+			if err != nil {
+				p.Stop()
+				return nil, fmt.Errorf("%s: fault %d (%s): %w", dep, i, f.Kind, err)
+			}
+		}
+		pu := *u
+		pu.Host = px.Listen
+		p.URLs[dep] = pu.String()
+	}
+	return p, nil
+}
+
+// Stop stops every proxy.
+func (p *Proxies) Stop() {
+	for _, px := range p.proxies {
+		px.Stop()
+	}
+}

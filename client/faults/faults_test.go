@@ -1,0 +1,87 @@
+package faults_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+)
+
+// run processes n records one at a time against the mock service through
+// a proxy per dependency carrying fs.
+func run(t *testing.T, m *mocktest.Mock, n int, fs ...faults.Fault) records.Result {
+	t.Helper()
+	p, err := faults.Start(map[string]string{api.Enrichment: m.URL, api.Records: m.URL}, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	cfg := records.DefaultConfig()
+	cfg.Target, cfg.Records, cfg.TimeScale, cfg.CallURLs = m.URL, n, 0.1, p.URLs
+	cfg.RunID = "f" + strings.ReplaceAll(t.Name(), "/", "-") + "-"
+	cfg.Strategy, _ = records.ParseStrategy("sequential")
+	cfg.Reset = true
+	res, err := records.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Each fault changes what the client measures, on the real mock service:
+// latency on the writes adds to every record; resets on enrichment make
+// every enrichment call an error and every record incomplete; a blackhole
+// on the writes makes every write a call timeout of unknown outcome.
+func TestEachFaultChangesWhatTheClientMeasures(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	m := mocktest.Start(t, cfg)
+	const n = 8
+	base := run(t, m, n)
+	if base.Complete != n || base.Errors != 0 {
+		t.Fatalf("through proxies without faults: %+v", base)
+	}
+	slow := run(t, m, n, faults.Fault{Dependency: api.Records, Kind: faults.Latency, Latency: 40 * time.Millisecond})
+	if added := slow.DurationSeconds - base.DurationSeconds; slow.Complete != n || added < n*0.040*0.9 {
+		t.Errorf("40 ms on each write added %.3f s over %d records (%d complete), want ≥ %.3f", added, n, slow.Complete, n*0.040*0.9)
+	}
+	reset := run(t, m, n, faults.Fault{Dependency: api.Enrichment, Kind: faults.Reset})
+	if reset.Incomplete != n || reset.Calls[api.Enrichment]["error"] != n || reset.Calls[api.Records]["ok"] != n {
+		t.Errorf("resets on enrichment: %d incomplete, calls %v; kinds %v", reset.Incomplete, reset.Calls, reset.ErrorKinds)
+	}
+	hole := run(t, m, n, faults.Fault{Dependency: api.Records, Kind: faults.Blackhole})
+	if hole.WriteUnknown != n || hole.CallTimeouts != n || hole.Calls[api.Enrichment]["ok"] != 3*n {
+		t.Errorf("blackhole on writes: %d unknown, %d call timeouts, calls %v", hole.WriteUnknown, hole.CallTimeouts, hole.Calls)
+	}
+	t.Logf("base %.3f s; +40 ms writes %.3f s; resets: %v; blackhole: %d call timeouts", base.DurationSeconds, slow.DurationSeconds, reset.ErrorKinds, hole.CallTimeouts)
+}
+
+// A faults file's errors name the file, the line and the field; a fault
+// for a dependency the proxies do not front is refused.
+func TestFaultsFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ text, want string }{
+		{"faults:\n  - dependency: records\n    kind: latency\n    latency: -5ms\n", "f.yaml:4: faults.0.latency: -5ms must be ≥ 0"},
+		{"faults:\n  - dependency: records\n    kind: reset\n    probability: 1.5\n", "f.yaml:4: faults.0.probability: 1.5 must be in [0, 1]"},
+		{"faults:\n  - dependency: records\n    kind: lag\n", "f.yaml:3: faults.0.kind: \"lag\" is not one of"},
+		{"faults:\n  - kind: reset\n", "faults.0.dependency: missing"},
+		{"faults:\n  - dependency: records\n    kind: bandwidth\n", "faults.0.rate_kbps: 0 must be > 0"},
+	} {
+		f := filepath.Join(dir, "f.yaml")
+		os.WriteFile(f, []byte(c.text), 0o644)
+		if _, err := faults.Load(f); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+	if _, err := faults.Start(map[string]string{"records": "http://127.0.0.1:1"}, []faults.Fault{{Dependency: "geo", Kind: faults.Reset}}); err == nil {
+		t.Error("a fault for a dependency not fronted was accepted")
+	}
+}
