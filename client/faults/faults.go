@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"slices"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/experiments/yamlfile"
 )
 
@@ -162,15 +162,7 @@ func Start(upstreams map[string]string, faults []Fault) (*Proxies, error) {
 			p.Stop()
 			return nil, fmt.Errorf("%s: %q is not a base URL", dep, upstreams[dep])
 		}
-		host := u.Host
-		if u.Port() == "" {
-			port := "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-			host = net.JoinHostPort(u.Hostname(), port)
-		}
-		px := toxiproxy.NewProxy(srv, dep, "127.0.0.1:0", host)
+		px := toxiproxy.NewProxy(srv, dep, "127.0.0.1:0", transport.HostPort(u))
 		if err := px.Start(); err != nil {
 			p.Stop()
 			return nil, fmt.Errorf("%s: proxy: %w", dep, err)

@@ -277,14 +277,7 @@ func predial(ctx context.Context, hc *http.Client, target string, k int) error {
 	if err != nil {
 		return fmt.Errorf("replay: target %q: %w", target, err)
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		addr = net.JoinHostPort(u.Hostname(), port)
-	}
+	addr := transport.HostPort(u)
 	var d net.Dialer
 	pool := make(chan net.Conn, k)
 	for range k {

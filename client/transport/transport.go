@@ -5,7 +5,9 @@
 package transport
 
 import (
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -33,3 +35,16 @@ func New(inFlight int) *http.Client {
 // NoRedirects is an http.Client CheckRedirect that returns the 3xx answer
 // itself instead of following it.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// HostPort is the host:port a URL's requests go to, the scheme's default
+// port filled in (80 for http, 443 for https).
+func HostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
