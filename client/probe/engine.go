@@ -60,7 +60,7 @@ func Run(ctx context.Context, cfg Config, onStep func(Step)) (Result, error) {
 				cfg.MaxDuration, n, cfg.WarmUp+cfg.Step, left.Round(time.Millisecond)))
 			break
 		}
-		st := e.step(runCtx, n, i == 0)
+		st, failedEarly := e.step(runCtx, n, i == 0)
 		if ctx.Err() != nil { // interrupted: the step is incomplete, not reported
 			res.Partial = true
 			res.stop("interrupted")
@@ -70,9 +70,13 @@ func Run(ctx context.Context, cfg Config, onStep func(Step)) (Result, error) {
 		if onStep != nil {
 			onStep(st)
 		}
-		if i == 0 && st.OK == 0 {
+		if i == 0 && (st.OK == 0 || failedEarly != "") {
 			res.DurationSeconds = time.Since(begin).Seconds()
-			return res, fmt.Errorf("%w: %s", ErrFirstStepFailed, firstStepReason(st))
+			why := firstStepReason(st)
+			if failedEarly != "" {
+				why = failedEarly
+			}
+			return res, fmt.Errorf("%w: %s", ErrFirstStepFailed, why)
 		}
 		reason := cfg.stopReason(st)
 		if reason == "" && runCtx.Err() != nil {
@@ -166,38 +170,59 @@ func newEngine(cfg Config) (*engine, error) {
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}}, nil
 }
 
+// FailFastAfter is how many requests of the first step may fail, none
+// succeeding, before the probe gives up on the target.
+const FailFastAfter = 20
+
 // step runs n users for a warm-up and a measured window, then drains.
 // The first step is abandoned at the end of its window when nothing has
 // succeeded by then: it has failed whatever its requests in flight do,
 // and a target that never answers should not hold the probe for a timeout.
-func (e *engine) step(ctx context.Context, n int, first bool) Step {
+func (e *engine) step(ctx context.Context, n int, first bool) (st Step, failed string) {
 	start := time.Now()
 	rec := newRecorder(start.Add(e.cfg.WarmUp), e.cfg.Step)
 	reqCtx, abandon := context.WithCancel(ctx)
 	defer abandon()
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	// The first step ends at once when its first FailFastAfter requests
+	// all failed: a target that refuses everything is not sent a whole
+	// step of requests (at most one more per user is in flight).
+	early := make(chan string, 1)
+	check := func() {}
+	if first {
+		check = func() {
+			if f := rec.failedEarly(FailFastAfter); f != "" {
+				select {
+				case early <- f:
+				default:
+				}
+				stop()
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() { e.user(reqCtx, stopCtx, rec) })
+		wg.Go(func() { e.user(reqCtx, stopCtx, rec, check) })
 	}
 	t := time.NewTimer(time.Until(rec.to))
+	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-		t.Stop()
+	case failed = <-early:
 	}
 	stop() // users send nothing more
 	if first && rec.succeeded() == 0 {
 		abandon()
 	}
 	wg.Wait() // and their requests in flight end (timeout, or ctx)
-	return rec.step(n, e.cfg.MaxRate)
+	return rec.step(n, e.cfg.MaxRate), failed
 }
 
 // user is one closed-loop user: wait for a rate token, send, wait for the
 // answer, record it, again, until stopped.
-func (e *engine) user(ctx, stopCtx context.Context, rec *recorder) {
+func (e *engine) user(ctx, stopCtx context.Context, rec *recorder, check func()) {
 	for stopCtx.Err() == nil {
 		if e.limiter.Wait(stopCtx) != nil {
 			return
@@ -207,6 +232,7 @@ func (e *engine) user(ctx, stopCtx context.Context, rec *recorder) {
 			return
 		}
 		rec.add(start, end, o, kind)
+		check()
 	}
 }
 

@@ -134,6 +134,22 @@ func TestProbeFirstStepFails(t *testing.T) {
 			t.Errorf("%s: %v, %d steps, knee %v, fit %v; want one step within 2 s and no analysis", target, el, len(res.Steps), res.Knee, res.USL.Sigma)
 		}
 	}
+	// A target that answers every request with an error is given up on
+	// after the first FailFastAfter of them, not sent a whole step.
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	cfg := quick(srv.URL, 1, 2)
+	cfg.Step, cfg.WarmUp = 2*time.Second, 500*time.Millisecond // 2.5 s of a step at ~1 ms per request: ~2 000 requests
+	start := time.Now()
+	_, err = Run(context.Background(), cfg, nil)
+	if n := sent.Load(); !errors.Is(err, ErrFirstStepFailed) || !strings.Contains(err.Error(), "its first 20 requests failed and none succeeded (status 500 ×20)") ||
+		n > FailFastAfter+1 || time.Since(start) > time.Second {
+		t.Errorf("a target answering 500: %v; %d requests sent in %v", err, n, time.Since(start))
+	}
 }
 
 // Every request is classified: 201 ok, 429 rejected, 500 an error,

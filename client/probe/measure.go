@@ -1,6 +1,10 @@
 package probe
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,10 +73,15 @@ type recorder struct {
 	ok, rej, timedOut, errs int
 	okAny                   int // successes in or out of the window: has anything succeeded yet?
 	kinds                   map[string]int
+	// failedAny counts failures in or out of the window, by kind
+	// ("rejected", "timeout", or an error's kind): the first step's early
+	// end reads them.
+	failedAny map[string]int
 }
 
 func newRecorder(from time.Time, window time.Duration) *recorder {
-	return &recorder{from: from, to: from.Add(window), hist: hdrhistogram.New(histLowest, histHighest, histDigits), kinds: map[string]int{}}
+	return &recorder{from: from, to: from.Add(window), hist: hdrhistogram.New(histLowest, histHighest, histDigits), kinds: map[string]int{},
+		failedAny: map[string]int{}}
 }
 
 // share is the part of [start, end] inside the window, as a fraction of
@@ -103,6 +112,15 @@ func (r *recorder) add(start, end time.Time, o outcome, kind string) {
 		r.okAny++
 	case outRejected:
 		r.rejWork += share
+		r.failedAny["rejected"]++
+	case outTimeout:
+		r.failedAny["timeout"]++
+	case outError:
+		if _, seen := r.failedAny[kind]; seen || len(r.failedAny) < maxErrorKinds {
+			r.failedAny[kind]++
+		} else {
+			r.failedAny["other"]++
+		}
 	}
 	if !in {
 		return
@@ -124,6 +142,25 @@ func (r *recorder) add(start, end time.Time, o outcome, kind string) {
 		}
 		r.kinds[kind]++
 	}
+}
+
+// failedEarly says, when no request has succeeded and at least n have
+// failed (in the window or not), what they met; else "".
+func (r *recorder) failedEarly(n int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := 0
+	for _, c := range r.failedAny {
+		total += c
+	}
+	if r.okAny > 0 || total < n {
+		return ""
+	}
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(r.failedAny)) {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, r.failedAny[k]))
+	}
+	return fmt.Sprintf("its first %d requests failed and none succeeded (%s)", total, strings.Join(kinds, ", "))
 }
 
 // succeeded is how many requests have succeeded so far, in the window or

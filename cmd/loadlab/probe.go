@@ -48,7 +48,8 @@ concurrency, the fit and the knee).
 Exit codes: 0 measured (a stop limit reached is a finding, not a failure); 1 a measured request ended
 in an error (a transport error or a status neither ok nor a rejection): the result is still printed;
 2 bad input, or the first step failed entirely (no success: connection refused, only errors, no
-answer), with the reason and no analysis; 130 interrupted: the steps completed are printed and written,
+answer), with the reason and no analysis — the probe gives up as soon as the first step's first 20
+requests have all failed, so such a target is sent about 20; 130 interrupted: the steps completed are printed and written,
 marked partial.
 `
 
