@@ -16,12 +16,11 @@ import (
 // LiveStation is a station's live settings, as GET and PATCH
 // /admin/config show them: durations as Go strings ("120ms").
 type LiveStation struct {
-	Workers      int          `yaml:"workers" json:"workers"`
-	Queue        int          `yaml:"queue" json:"queue"`
-	RejectStatus int          `yaml:"reject_status" json:"reject_status"`
-	Service      latency.Spec `yaml:"service" json:"-"`
-	// ServiceText is Service as YAML-like text for the JSON answer.
-	ServiceText map[string]any `yaml:"-" json:"service"`
+	Workers      int `json:"workers"`
+	Queue        int `json:"queue"`
+	RejectStatus int `json:"reject_status"`
+	// Service is the service-time distribution with durations as text.
+	Service map[string]any `json:"service"`
 }
 
 // configPatch is a PATCH /admin/config body: any subset of the stations'
@@ -50,7 +49,7 @@ func (s *Service) Live() map[string]LiveStation {
 	for name, st := range map[string]*Station{api.Enrichment: s.enrichment, api.Records: s.records} {
 		sh := st.Shape()
 		spec := s.live[name]
-		out[name] = LiveStation{Workers: sh.Workers, Queue: sh.Queue, RejectStatus: sh.RejectStatus, Service: spec, ServiceText: specText(spec)}
+		out[name] = LiveStation{Workers: sh.Workers, Queue: sh.Queue, RejectStatus: sh.RejectStatus, Service: specText(spec)}
 	}
 	return out
 }

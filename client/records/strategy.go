@@ -75,47 +75,17 @@ func (s Strategy) Normalized() Strategy {
 }
 
 // PermitsFor is the dependency's own permits (0: none).
-func (s Strategy) PermitsFor(dep string) int {
-	if n, ok := s.Permits[dep]; ok {
-		return n
-	}
-	switch dep {
-	case Enrichment:
-		return s.EnrichPermits
-	case Records:
-		return s.WritePermits
-	}
-	return 0
-}
+func (s Strategy) PermitsFor(dep string) int { return s.Normalized().Permits[dep] }
 
 // RateFor is the dependency's calls per second (0: no rate limit).
-func (s Strategy) RateFor(dep string) float64 {
-	if r, ok := s.Rates[dep]; ok {
-		return r
-	}
-	switch dep {
-	case Enrichment:
-		return s.EnrichRate
-	case Records:
-		return s.WriteRate
-	}
-	return 0
-}
+func (s Strategy) RateFor(dep string) float64 { return s.Normalized().Rates[dep] }
 
 // Fits says whether every budget of the strategy names a dependency of p.
 func (s Strategy) Fits(p *pipeline.Pipeline) error {
-	named := map[string]bool{}
-	for dep := range s.Permits {
-		named[dep] = true
-	}
-	for dep := range s.Rates {
-		named[dep] = true
-	}
-	if s.EnrichPermits > 0 || s.EnrichRate > 0 {
-		named[Enrichment] = true
-	}
-	if s.WritePermits > 0 || s.WriteRate > 0 {
-		named[Records] = true
+	n := s.Normalized()
+	named := maps.Clone(n.Permits)
+	for dep := range n.Rates {
+		named[dep] = 0
 	}
 	for _, dep := range slices.Sorted(maps.Keys(named)) {
 		if p.Dependency(dep) == nil {

@@ -4,6 +4,7 @@ package pipelines
 
 import (
 	_ "embed"
+	"sync"
 
 	"github.com/loadlab/loadlab/client/pipeline"
 )
@@ -15,10 +16,11 @@ const LabFile = "experiments/pipelines/lab.yaml"
 var lab []byte
 
 // Lab returns the lab's pipeline: three enrichment calls, then one write.
-func Lab() *pipeline.Pipeline {
+// It is parsed once and shared: read it, do not change it.
+var Lab = sync.OnceValue(func() *pipeline.Pipeline {
 	p, err := pipeline.Parse(LabFile, lab)
 	if err != nil {
 		panic("the embedded lab pipeline is invalid: " + err.Error())
 	}
 	return p
-}
+})
