@@ -1,15 +1,14 @@
 package mockservice
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
@@ -21,21 +20,6 @@ type LiveStation struct {
 	RejectStatus int `json:"reject_status"`
 	// Service is the service-time distribution with durations as text.
 	Service map[string]any `json:"service"`
-}
-
-// configPatch is a PATCH /admin/config body: any subset of the stations'
-// live settings. service is merged field by field over the station's
-// current service-time distribution.
-type configPatch struct {
-	Enrichment *stationPatch `yaml:"enrichment"`
-	Records    *stationPatch `yaml:"records"`
-}
-
-type stationPatch struct {
-	Workers      *int      `yaml:"workers"`
-	Queue        *int      `yaml:"queue"`
-	RejectStatus *int      `yaml:"reject_status"`
-	Service      yaml.Node `yaml:"service"`
 }
 
 // maxPatchBytes bounds a PATCH body.
@@ -62,76 +46,40 @@ func specText(spec latency.Spec) map[string]any {
 	return m
 }
 
-// Patch applies a partial update of the live settings, validated in full
-// before anything changes; an error names the field. A service patch
-// replaces the station's current distribution (until the next profile
-// switch, which restores the profile's).
+// Patch applies a partial update of the live settings (config.ApplyPatch),
+// validated in full before anything changes; an error names the field. A
+// service patch replaces the station's current distribution (until the
+// next profile switch, which restores the profile's).
 func (s *Service) Patch(body []byte) error {
-	var p configPatch
-	dec := yaml.NewDecoder(bytes.NewReader(body))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("body: %v", err)
-	}
-	type change struct {
-		st    *Station
-		shape Shape
-		spec  latency.Spec
-		dist  latency.Distribution
-		name  string
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var changes []change
-	for _, c := range []struct {
-		name  string
-		st    *Station
-		patch *stationPatch
-	}{{api.Enrichment, s.enrichment, p.Enrichment}, {api.Records, s.records, p.Records}} {
-		if c.patch == nil {
-			continue
-		}
-		ch := change{st: c.st, shape: c.st.Shape(), spec: s.live[c.name], name: c.name}
-		if c.patch.Workers != nil {
-			ch.shape.Workers = *c.patch.Workers
-		}
-		if c.patch.Queue != nil {
-			ch.shape.Queue = *c.patch.Queue
-		}
-		if c.patch.RejectStatus != nil {
-			ch.shape.RejectStatus = *c.patch.RejectStatus
-		}
+	stations := map[string]*Station{api.Enrichment: s.enrichment, api.Records: s.records}
+	live := map[string]config.Live{}
+	for name, st := range stations {
 		cfg := s.cfg.Records
-		if c.name == api.Enrichment {
+		if name == api.Enrichment {
 			cfg = s.cfg.Enrichment
 		}
-		cfg.Workers, cfg.Queue, cfg.RejectStatus = ch.shape.Workers, ch.shape.Queue, ch.shape.RejectStatus
-		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%s.%w", c.name, err)
-		}
-		if c.patch.Service.Kind != 0 {
-			b, err := yaml.Marshal(&c.patch.Service)
-			if err == nil {
-				d := yaml.NewDecoder(bytes.NewReader(b))
-				d.KnownFields(true)
-				err = d.Decode(&ch.spec)
-			}
-			if err != nil {
-				return fmt.Errorf("%s.service: %v", c.name, err)
-			}
-			if ch.dist, err = ch.spec.Build(); err != nil {
-				return fmt.Errorf("%s.service.%w", c.name, err)
-			}
-		}
-		changes = append(changes, ch)
+		sh := st.Shape()
+		cfg.Workers, cfg.Queue, cfg.RejectStatus = sh.Workers, sh.Queue, sh.RejectStatus
+		live[name] = config.Live{Station: cfg, Service: s.live[name]}
 	}
-	for _, ch := range changes {
-		if err := ch.st.SetShape(ch.shape); err != nil { // validated above
-			return err
+	next, changed, err := config.ApplyPatch(body, live)
+	if err != nil {
+		return err
+	}
+	for _, name := range changed {
+		l := next[name]
+		if err := stations[name].SetShape(Shape{Workers: l.Station.Workers, Queue: l.Station.Queue, RejectStatus: l.Station.RejectStatus}); err != nil {
+			return err // validated above
 		}
-		if ch.dist != nil {
-			ch.st.SetDistribution(ch.dist)
-			s.live[ch.name] = ch.spec
+		if !reflect.DeepEqual(l.Service, s.live[name]) {
+			dist, err := l.Service.Build()
+			if err != nil {
+				return err // validated above
+			}
+			stations[name].SetDistribution(dist)
+			s.live[name] = l.Service
 		}
 	}
 	return nil
