@@ -7,6 +7,7 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,10 +136,12 @@ func (f Fault) toxic(i int) ([]byte, error) {
 
 // Proxies are the running proxies, one per dependency.
 type Proxies struct {
-	proxies []*toxiproxy.Proxy
+	proxies map[string]*toxiproxy.Proxy
 	// URLs maps each dependency to the base URL that reaches it through its
 	// proxy.
 	URLs map[string]string
+	// Faults are the faults in force (Start's, or the last Set's).
+	Faults []Fault
 }
 
 // Start starts a proxy on loopback for every dependency in upstreams
@@ -147,14 +150,9 @@ type Proxies struct {
 // upstreams is an error.
 func Start(upstreams map[string]string, faults []Fault) (*Proxies, error) {
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	p := &Proxies{URLs: map[string]string{}}
-	for _, f := range faults {
-		if err := f.Validate(); err != nil {
-			return nil, err
-		}
-		if _, ok := upstreams[f.Dependency]; !ok {
-			return nil, fmt.Errorf("a fault for %q, which is not a dependency here", f.Dependency)
-		}
+	p := &Proxies{URLs: map[string]string{}, proxies: map[string]*toxiproxy.Proxy{}}
+	if err := check(upstreams, faults); err != nil {
+		return nil, err
 	}
 	for _, dep := range slices.Sorted(maps.Keys(upstreams)) {
 		u, err := url.Parse(upstreams[dep])
@@ -167,7 +165,41 @@ func Start(upstreams map[string]string, faults []Fault) (*Proxies, error) {
 			p.Stop()
 			return nil, fmt.Errorf("%s: proxy: %w", dep, err)
 		}
-		p.proxies = append(p.proxies, px)
+		p.proxies[dep] = px
+		pu := *u
+		pu.Host = px.Listen
+		p.URLs[dep] = pu.String()
+	}
+	if err := p.Set(faults); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// check validates faults against the dependencies of upstreams.
+func check[V any](upstreams map[string]V, faults []Fault) error {
+	for _, f := range faults {
+		if err := f.Validate(); err != nil {
+			return err
+		}
+		if _, ok := upstreams[f.Dependency]; !ok {
+			return fmt.Errorf("a fault for %q, which is not a dependency here", f.Dependency)
+		}
+	}
+	return nil
+}
+
+// Set replaces the faults in force with faults, on the running proxies:
+// connections open now keep their links, and the new toxics apply to the
+// data that passes from now on (an experiment's phase boundary).
+func (p *Proxies) Set(faults []Fault) error {
+	if err := check(p.proxies, faults); err != nil {
+		return err
+	}
+	for _, dep := range slices.Sorted(maps.Keys(p.proxies)) {
+		px := p.proxies[dep]
+		px.Toxics.ResetToxics(context.Background())
 		for i, f := range faults {
 			if f.Dependency != dep {
 				continue
@@ -177,15 +209,12 @@ func Start(upstreams map[string]string, faults []Fault) (*Proxies, error) {
 				_, err = px.Toxics.AddToxicJson(bytes.NewReader(b))
 			}
 			if err != nil {
-				p.Stop()
-				return nil, fmt.Errorf("%s: fault %d (%s): %w", dep, i, f.Kind, err)
+				return fmt.Errorf("%s: fault %d (%s): %w", dep, i, f.Kind, err)
 			}
 		}
-		pu := *u
-		pu.Host = px.Listen
-		p.URLs[dep] = pu.String()
 	}
-	return p, nil
+	p.Faults = slices.Clone(faults)
+	return nil
 }
 
 // Stop stops every proxy.

@@ -85,3 +85,50 @@ func TestFaultsFileErrors(t *testing.T) {
 		t.Error("a fault for a dependency not fronted was accepted")
 	}
 }
+
+// Set changes the faults of running proxies: resets set live on the
+// writes turn every following write into an error, and clearing them
+// lets writes through again, on the same proxies.
+func TestSetChangesFaultsLive(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	m := mocktest.Start(t, cfg)
+	p, err := faults.Start(map[string]string{api.Enrichment: m.URL, api.Records: m.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	batch := func(name string) records.Result {
+		t.Helper()
+		rc := records.DefaultConfig()
+		rc.Target, rc.Records, rc.TimeScale, rc.CallURLs = m.URL, 4, 0.1, p.URLs
+		rc.RunID, rc.Reset = "set-"+name+"-", false
+		rc.Strategy, _ = records.ParseStrategy("sequential")
+		res, err := records.Run(context.Background(), rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if r := batch("before"); r.Complete != 4 {
+		t.Fatalf("no faults: %+v", r)
+	}
+	if err := p.Set([]faults.Fault{{Dependency: api.Records, Kind: faults.Reset}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := batch("reset"); r.Calls[api.Records]["error"] != 4 || r.Complete != 0 {
+		t.Errorf("resets on writes set live: write calls %v, %d complete", r.Calls[api.Records], r.Complete)
+	}
+	if len(p.Faults) != 1 {
+		t.Errorf("faults in force: %v", p.Faults)
+	}
+	if err := p.Set(nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := batch("after"); r.Complete != 4 {
+		t.Errorf("faults cleared: %+v", r)
+	}
+	if err := p.Set([]faults.Fault{{Dependency: "ledger", Kind: faults.Reset}}); err == nil {
+		t.Error("a fault for a dependency the proxies do not front was accepted")
+	}
+}
