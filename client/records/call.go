@@ -31,6 +31,8 @@ type runner struct {
 	// kinds counts the calls that ended in an error, by "dependency: kind".
 	kindsMu sync.Mutex
 	kinds   map[string]int
+	// tally counts the run's records, and its events in time.
+	tally *tally
 }
 
 // countError records a call that ended in an error under its kind.
@@ -113,7 +115,15 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 				r.countKind(dep.Name, "template: "+err.Error())
 				return Failed, id
 			}
-			res := r.budgets[dep.Name].Do(ctx, dep.Name, r.call(dep, path, body, headers))
+			call := r.call(dep, path, body, headers)
+			isWrite := dep.Name == r.pipeline.Write()
+			if isWrite {
+				call = r.tally.countWrites(call)
+			}
+			res := r.budgets[dep.Name].Do(ctx, dep.Name, call)
+			if isWrite && res.Class == budgets.Rejected {
+				r.tally.writeRejected()
+			}
 			if si == write {
 				switch res.Status {
 				case http.StatusCreated:

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/loadlab/loadlab/budgets"
 )
@@ -58,7 +60,10 @@ func WriteResult(w io.Writer, r Result) error {
 		peakWrites = "unknown (the write's dependency is not the mock service's system of record station, \"records\")"
 	}
 	fmt.Fprintf(w, "Strategy %s: %s\n", r.Strategy, r.Params.Describe())
-	if r.Partial {
+	switch {
+	case r.Partial && r.DurationLimit > 0:
+		fmt.Fprintln(w, "PARTIAL: the run was interrupted before its end; records not begun are not counted.")
+	case r.Partial:
 		fmt.Fprintln(w, "PARTIAL: the run was interrupted; records not begun are not_started.")
 	}
 	fmt.Fprintf(w, "Records %d: complete %d, incomplete %d, write_rejected %d, failed %d, write_unknown %d, interrupted %d, not_started %d\n",
@@ -71,6 +76,17 @@ func WriteResult(w io.Writer, r Result) error {
 	}
 	fmt.Fprintf(w, "Duration %.2f real s = %.2f lab s (time scale %g); accepted %.2f records per lab second (%.2f per real second)\n",
 		r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
+	if r.DurationLimit > 0 {
+		fmt.Fprintf(w, "Time-bounded: records began for %g lab s, then those in progress finished; clock started %s",
+			r.DurationLimit, r.StartedAt.Format(time.RFC3339Nano))
+		if r.StartLateSeconds > 0 {
+			fmt.Fprintf(w, " (%.3f real s after --start-at)", r.StartLateSeconds)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Phases) > 0 {
+		writePhases(w, r.Phases)
+	}
 	fmt.Fprintf(w, "Writes (the last step's calls): %d rejected; server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
 	deps := slices.Sorted(maps.Keys(r.Calls))
 	var peaks []string
@@ -126,4 +142,17 @@ func (r Result) Trouble() string {
 		t += " (" + r.errorKindsText() + ")"
 	}
 	return t
+}
+
+// writePhases writes a phased run's figures as a table, one phase a row.
+func writePhases(w io.Writer, phases []PhaseResult) {
+	fmt.Fprintln(w, "Phases (lab seconds from the clock's start; each event counted in the phase it happened in; latency: a record's,")
+	fmt.Fprintln(w, "from its beginning to its terminal state, of the records that ended in the phase; peak writes: in flight at the client):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  phase\tlab s\taccepted\taccepted per lab s\t503s (write rejections)\tpeak concurrent writes\tp50 lab ms\tp95 lab ms\tp99 lab ms")
+	for _, p := range phases {
+		fmt.Fprintf(tw, "  %s\t%.2f–%.2f\t%d\t%.2f\t%d\t%d\t%.1f\t%.1f\t%.1f\n", p.Name, p.Start, p.End, p.Accepted,
+			p.AcceptedPerLabSecond, p.WriteRejections, p.PeakConcurrentWrites, p.LatencyMs.P50, p.LatencyMs.P95, p.LatencyMs.P99)
+	}
+	_ = tw.Flush()
 }

@@ -11,12 +11,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
@@ -68,7 +66,7 @@ const (
 // Defaults of a Config.
 const (
 	DefaultRecords = 200
-	// MaxRecords bounds a batch: the run keeps a state per record.
+	// MaxRecords bounds a batch, and the records of a time-bounded run.
 	MaxRecords = 1_000_000
 	// MaxUnknownListed bounds Result.UnknownWrites; beyond it the ids are
 	// counted, not listed.
@@ -114,6 +112,23 @@ type Config struct {
 	// (a fault proxy in front of it, say); identification, admin and
 	// metrics requests still go to Target.
 	CallURLs map[string]string
+	// Duration, when > 0, bounds the run in time (lab time, before the time
+	// scale): records keep coming, as slots free, until Duration has passed
+	// since the run's clock started; then no record begins, and those in
+	// progress finish. Records stays a cap (a run ends at whichever comes
+	// first).
+	Duration time.Duration
+	// Phases divide a time-bounded run for per-phase figures: each a name
+	// and a duration in lab time. Their durations must add up to Duration
+	// (when Duration is 0, Phases set it to their sum).
+	Phases []Phase
+	// StartAt, when not zero, is when the run's clock starts (after
+	// identification, profile and reset): the run waits for it, so that
+	// another process (the experiment runner, which changes the mock
+	// service's settings at phase boundaries) shares the run's time origin.
+	// A StartAt already past starts at once; Result.StartLateSeconds says
+	// by how much.
+	StartAt time.Time
 }
 
 // Sample is the client's in-flight state at one moment of a run.
@@ -149,6 +164,9 @@ func (c Config) Validate() error {
 	case strings.Trim(c.RunID, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~:-") != "":
 		// Record ids go into paths and bodies unescaped: keep them URL-safe.
 		return fmt.Errorf("run-id: %q may hold only letters, digits and . _ ~ : -", c.RunID)
+	}
+	if err := c.validateTime(); err != nil {
+		return err
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
 		return fmt.Errorf("time-scale: %w", err)
@@ -186,63 +204,6 @@ func (c Config) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * c.TimeScale)
 }
 
-// Result is one run's outcome. Complete + Incomplete + WriteRejected +
-// StepRejected + Failed + WriteUnknown + Interrupted + NotStarted is
-// always Records.
-type Result struct {
-	Strategy      string   `json:"strategy"`
-	Params        Strategy `json:"strategy_params"`
-	Records       int      `json:"records"`
-	Complete      int      `json:"complete"`
-	Incomplete    int      `json:"incomplete"`
-	WriteRejected int      `json:"write_rejected"`
-	StepRejected  int      `json:"step_rejected,omitempty"`
-	Failed        int      `json:"failed"`
-	WriteUnknown  int      `json:"write_unknown"`
-	Interrupted   int      `json:"interrupted"`
-	NotStarted    int      `json:"not_started"`
-	// UnknownWrites lists the record ids whose write outcome the client
-	// does not know (at most MaxUnknownListed; WriteUnknown counts them all).
-	UnknownWrites   []string `json:"unknown_writes,omitempty"`
-	DurationSeconds float64  `json:"duration_seconds"`
-	// Records whose write the system of record accepted, per real second
-	// and per lab second (real seconds / time scale) of the run.
-	AcceptedPerRealSecond float64 `json:"accepted_per_real_second"`
-	AcceptedPerLabSecond  float64 `json:"accepted_per_lab_second"`
-	// LegacyAcceptedPerSecond reads results written before the two units
-	// had names of their own: "accepted_per_second", per real second.
-	LegacyAcceptedPerSecond float64                          `json:"accepted_per_second,omitempty"`
-	WriteRejections         int                              `json:"write_rejections"`
-	PeakConcurrentWrite     *int                             `json:"peak_concurrent_writes"`
-	PeakInFlight            map[string]int                   `json:"peak_in_flight"`
-	RecordsInFlight         int                              `json:"records_in_flight"`
-	PeakRecordsInFlight     int                              `json:"peak_records_in_flight"`
-	Calls                   map[string]map[budgets.Class]int `json:"calls"`
-	// What reconciles with the server's count: calls whose request was
-	// written in full, per dependency, and writes answered 201 (stored new)
-	// and 200 (duplicate).
-	CallsSent       map[string]int `json:"calls_sent"`
-	WritesCreated   int            `json:"writes_created"`
-	WritesDuplicate int            `json:"writes_duplicate"`
-	// ErrorKinds counts the calls that ended in an error by dependency and
-	// kind: "records: status 405", "lookup: connection refused".
-	ErrorKinds     map[string]int `json:"error_kinds,omitempty"`
-	PermitTimeouts int            `json:"permit_timeouts"`
-	RateTimeouts   int            `json:"rate_timeouts"`
-	CallTimeouts   int            `json:"call_timeouts"`
-	Errors         int            `json:"errors"`
-	TimeScale      float64        `json:"time_scale"`
-	// ServerIdentified: the target identified itself as a loadlab mock
-	// service, so its metrics were read; when false, every figure is the
-	// client's own and no request but the records' calls was sent.
-	ServerIdentified bool `json:"server_identified"`
-	// Partial: the run was interrupted; records not begun are NotStarted.
-	Partial  bool       `json:"partial"`
-	Server   *api.Stats `json:"server,omitempty"`
-	Timeline []Sample   `json:"timeline,omitempty"`
-	cpulimit.Runtime
-}
-
 // Errors Run returns before any record is sent.
 var (
 	// ErrUnreachable: the target did not accept a connection, or did not
@@ -267,7 +228,14 @@ var (
 // that fails mid-run does not stop the run: every record still ends in a
 // terminal state, and the failed calls are counted as errors. When ctx ends,
 // records not yet begun are NotStarted and the result is Partial.
+//
+// A time-bounded run (cfg.Duration, or cfg.Phases) begins records as slots
+// free until the duration has passed (or the cap of cfg.Records is
+// reached), then lets those in progress finish: its Records are the
+// records begun. The run's clock starts after identification, profile and
+// reset, at cfg.StartAt when given.
 func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg = cfg.timeBound()
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
@@ -291,71 +259,22 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
 
-	states := make([]State, cfg.Records)
-	var mu sync.Mutex
-	active, peak := 0, 0
-	var unknown []string
-	start := time.Now()
-	stopSampling := sample(cfg, start, metrics, p.Names(), func() int { mu.Lock(); defer mu.Unlock(); return active })
-	var g errgroup.Group // no error ends the batch: every record runs to its state
-	g.SetLimit(inFlight)
-	for i := range cfg.Records {
-		if ctx.Err() != nil { // interrupted: the rest are not begun
-			states[i] = NotStarted
-			continue
-		}
-		g.Go(func() error {
-			if ctx.Err() != nil { // interrupted while it waited for a slot
-				states[i] = NotStarted
-				return nil
-			}
-			mu.Lock()
-			active++
-			peak = max(peak, active)
-			mu.Unlock()
-			st, id := r.process(ctx, i)
-			states[i] = st
-			mu.Lock()
-			active--
-			if st == WriteUnknown && len(unknown) < MaxUnknownListed {
-				unknown = append(unknown, id)
-			}
-			mu.Unlock()
-			return nil
-		})
-	}
-	_ = g.Wait()
+	start := waitStart(ctx, cfg.StartAt)
+	r.tally = newTally(cfg, start)
+	stopSampling := sample(cfg, start, metrics, p.Names(), r.tally.inFlight)
+	begun := r.issue(ctx, inFlight)
 	elapsed := time.Since(start)
 	timeline := stopSampling()
 
-	res := Result{Strategy: cfg.Strategy.Name, Params: cfg.Strategy, Records: cfg.Records,
-		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight, PeakRecordsInFlight: peak,
+	res := Result{Strategy: cfg.Strategy.Name, Params: cfg.Strategy,
+		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight,
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
 		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline,
-		ServerIdentified: identity != nil, Partial: ctx.Err() != nil, UnknownWrites: unknown}
-	if res.UnknownWrites == nil {
-		res.UnknownWrites = []string{}
+		ServerIdentified: identity != nil, Partial: ctx.Err() != nil, StartedAt: start.UTC()}
+	if !cfg.StartAt.IsZero() {
+		res.StartLateSeconds = max(start.Sub(cfg.StartAt).Seconds(), 0)
 	}
-	for _, s := range states {
-		switch s {
-		case Complete:
-			res.Complete++
-		case Incomplete:
-			res.Incomplete++
-		case WriteRejected:
-			res.WriteRejected++
-		case StepRejected:
-			res.StepRejected++
-		case Failed:
-			res.Failed++
-		case WriteUnknown:
-			res.WriteUnknown++
-		case Interrupted:
-			res.Interrupted++
-		case NotStarted:
-			res.NotStarted++
-		}
-	}
+	r.tally.fill(&res, cfg, begun, elapsed)
 	for dep, st := range metrics.Snapshot() {
 		res.PeakInFlight[dep] = st.PeakInFlight
 		res.Calls[dep] = st.Calls

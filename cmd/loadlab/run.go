@@ -25,6 +25,10 @@ func runRecords(args []string, stdout io.Writer) error {
 			"mock service; only then are its profile, reset and metrics routes used. Any other target is sent the\n"+
 			"records' calls and nothing else, and the figures are the client's own. Dependencies with a base_url of\n"+
 			"their own are sent their calls only.\n\n"+
+			"Time-bounded runs (--duration, --phases): records keep coming, as slots free, until the duration (lab time)\n"+
+			"has passed since the run's clock started; then no record begins and those in progress finish (the drain). The\n"+
+			"records are those begun. With --phases, the result has figures per phase (and for the drain); with either,\n"+
+			"counts per lab second. --start-at lets another process (the experiment runner) share the clock's origin.\n\n"+
 			"Exit codes: 0 every record ended cleanly (complete, incomplete or write_rejected); 1 records failed\n"+
 			"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n"+
 			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
@@ -36,7 +40,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	faultsFile := fs.String("faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
 	permits := fs.String("permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	rates := fs.String("rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
-	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch")
+	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&cfg.CallTimeout, "call-timeout", cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
 	fs.DurationVar(&cfg.PermitTimeout, "permit-timeout", cfg.PermitTimeout, "how long a call may wait for a rate token and then a permit, together (before the time scale)")
@@ -52,6 +56,17 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.Wait, "wait", 0, "keep asking a target that does not accept connections yet for up to this long (e.g. 10s for a mock\nservice started just before); 0 asks once")
 	fs.StringVar(&cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "bound the run in lab time (before the time scale), e.g. 40s: records keep coming, as slots free,\n"+
+		"until D has passed since the run's clock started, then those in progress finish; --records stays a cap (when\n"+
+		"--duration is given and --records is not, the cap is 1000000); 0: a batch of --records")
+	phases := fs.String("phases", "", "name=D,name=D,...: divide a time-bounded run into named phases of lab time, e.g.\n"+
+		"before=10s,drop=20s,after=10s, for figures per phase (records that end after the last are in the phase\n"+
+		"\"drain\"); sets --duration to their sum when it is absent, and must add up to it when given")
+	startAt := fs.String("start-at", "", "start the run's clock at this wall-clock time, after identification (and profile and reset): RFC 3339\n"+
+		"with nanoseconds, e.g. from date -u +%Y-%m-%dT%H:%M:%S.%NZ; a time already past starts at once, and the result\n"+
+		"says how late (start_late_seconds)")
+	callURLs := fs.String("call-url", "", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
+		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	metricsAddr := fs.String("metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
 	if err := parse(args); err != nil {
@@ -147,6 +162,12 @@ func runRecords(args []string, stdout io.Writer) error {
 		return usageErr("run: %v", flagErr)
 	}
 	cfg.Strategy = s
+	if err := timeFlags(fs, &cfg, *phases, *startAt, *callURLs); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil { // before the fault proxies start
+		return usageErr("%v", err)
+	}
 	if cfg.RunID == "" {
 		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
 	}
@@ -182,6 +203,8 @@ func runRecords(args []string, stdout io.Writer) error {
 		return err
 	}
 	switch {
+	case res.Partial && res.DurationLimit > 0:
+		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit))
 	case res.Partial:
 		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
 	case res.Trouble() != "":
@@ -218,6 +241,55 @@ func startFaults(file string, cfg records.Config) (*faults.Proxies, error) {
 		if d.BaseURL == "" {
 			up[d.Name] = cfg.Target
 		}
+		if u, ok := cfg.CallURLs[d.Name]; ok { // --call-url: the proxy goes in front of it
+			up[d.Name] = u
+		}
 	}
 	return faults.Start(up, fs)
+}
+
+// timeFlags reads --duration, --phases, --start-at and --call-url into cfg.
+func timeFlags(fs *flag.FlagSet, cfg *records.Config, phases, startAt, callURLs string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if phases != "" {
+		for _, kv := range strings.Split(phases, ",") {
+			name, d, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			dur, err := time.ParseDuration(d)
+			if !ok || err != nil {
+				return usageErr("run: --phases: %q is not name=duration (e.g. before=10s)", kv)
+			}
+			cfg.Phases = append(cfg.Phases, records.Phase{Name: name, Duration: dur})
+		}
+		if !given["duration"] {
+			cfg.Duration = 0
+			for _, p := range cfg.Phases {
+				cfg.Duration += p.Duration
+			}
+		}
+	}
+	if (given["duration"] || phases != "") && !given["records"] {
+		cfg.Records = records.MaxRecords
+	}
+	if startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, startAt)
+		if err != nil {
+			return usageErr("run: --start-at: %q is not an RFC 3339 time (e.g. 2026-12-01T10:00:00.123456789Z)", startAt)
+		}
+		cfg.StartAt = t
+	}
+	if callURLs != "" {
+		cfg.CallURLs = map[string]string{}
+		for _, kv := range strings.Split(callURLs, ",") {
+			dep, u, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			if !ok || dep == "" || u == "" {
+				return usageErr("run: --call-url: %q is not dep=URL", kv)
+			}
+			if _, dup := cfg.CallURLs[dep]; dup {
+				return usageErr("run: --call-url: %s given twice", dep)
+			}
+			cfg.CallURLs[dep] = u
+		}
+	}
+	return nil
 }
