@@ -6,7 +6,7 @@ PROFILE  ?= healthy
 
 COMPOSE  ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: all build run mock static image up down test lint bench reliability clean
+.PHONY: all build run conditions mock static image up down test lint bench reliability clean
 
 all: build
 
@@ -17,6 +17,11 @@ build:
 # client run a CPU-limited child process), its table, verdicts and reports.
 run: build
 	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v3.yaml $(EXPERIMENT_FLAGS)
+
+# Conditions that change: phased scenarios, network faults and a crashing
+# system of record (experiments/conditions.yaml).
+conditions: build
+	./$(BIN)/loadlab experiment --file experiments/conditions.yaml --hypotheses experiments/conditions-hypotheses.yaml $(EXPERIMENT_FLAGS)
 
 # The mock dependencies alone, for loadlab run / load against them.
 mock: build

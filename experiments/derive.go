@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -37,6 +38,19 @@ func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 	}
 	if c.CPUQuota != nil {
 		m["cpu_quota"] = *c.CPUQuota
+	}
+	for _, ph := range c.Phases {
+		for k, v := range map[string]float64{
+			"accepted": float64(ph.Accepted), "accepted_per_second": ph.AcceptedPerLabSecond,
+			"write_rejections": float64(ph.WriteRejections), "peak_writes_in_flight": float64(ph.PeakConcurrentWrites),
+			"ended": float64(ph.Ended), "record_latency_p50_ms": ph.LatencyMs.P50,
+			"record_latency_p95_ms": ph.LatencyMs.P95, "record_latency_p99_ms": ph.LatencyMs.P99,
+			"complete": float64(ph.States[records.Complete]), "incomplete": float64(ph.States[records.Incomplete]),
+			"write_rejected": float64(ph.States[records.WriteRejected]), "failed": float64(ph.States[records.Failed]),
+			"write_unknown": float64(ph.States[records.WriteUnknown]),
+		} {
+			m[phaseKey(ph.Name, k)] = v
+		}
 	}
 	return m
 }
@@ -79,4 +93,49 @@ func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config, advised map[s
 		out = append(out, cs)
 	}
 	return out
+}
+
+// derive computes a run's metrics, reconciliation and status from its raw
+// client result, server stats, quiet waits and resolved writes; loadlab
+// check calls it again on stored runs. The status, valid when it starts,
+// becomes, in this order: failed when the client reports trouble (the
+// child exited 1 for it: what it measured is kept, not counted);
+// contaminated when earlier work was still going at the reset; invalid
+// when the server did not go quiet after the run (its counts are not
+// final), drew from another seed than the run's, or does not reconcile
+// with the client.
+func derive(rec *RunRecord, scale float64) {
+	rec.Metrics = metricsOf(*rec.Client, *rec.Server, scale)
+	var unknown Resolution
+	if rec.Unknown != nil {
+		unknown = *rec.Unknown
+	}
+	rc := ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.restarts())
+	rec.Reconciliation = &rc
+	// Writes answered 201, or of unknown outcome and found stored, that the
+	// store does not hold: 0 when nothing acknowledged was lost. Only runs
+	// with faults or restarts have it (results from before it keep their
+	// metrics as they were).
+	if rec.Faulted {
+		rec.Metrics["acknowledged_writes_lost"] = float64(rec.Client.WritesCreated + unknown.Stored - rec.Server.StoredWrites)
+	}
+	if rec.Status != RunValid {
+		return
+	}
+	switch {
+	case rec.Client.Trouble() != "" && !rec.Faulted:
+		rec.Status, rec.Reason = RunFailed, "the client exited 1: "+rec.Client.Trouble()
+	case rec.phaseTrouble() != "":
+		rec.Status, rec.Reason = RunFailed, rec.phaseTrouble()
+	case !rec.QuietBefore.Quiet:
+		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
+	case rec.lateStart(scale) != "":
+		rec.Status, rec.Reason = RunInvalid, rec.lateStart(scale)
+	case !rec.QuietAfter.Quiet:
+		rec.Status, rec.Reason = RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
+	case rec.Server.Seed != rec.Seed:
+		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("the mock service drew from seed %d, not the run's %d", rec.Server.Seed, rec.Seed)
+	case len(rc.Differences) > 0:
+		rec.Status, rec.Reason = RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
+	}
 }

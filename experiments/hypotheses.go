@@ -19,6 +19,36 @@ var Metrics = []string{
 	"peak_in_flight_enrichment", "peak_in_flight_records", "incomplete", "incomplete_fraction",
 	"complete", "write_rejected", "failed", "write_unknown", "permit_timeouts", "rate_timeouts", "call_timeouts", "errors",
 	"gomaxprocs", "num_cpu", "cpu_quota", "records_in_flight", "peak_records_in_flight", "stored_writes",
+	"acknowledged_writes_lost",
+}
+
+// PhaseMetrics are the metrics each phase of a phased run records; a
+// hypothesis names the phase with `phase:`. Rates are per lab second,
+// latencies in lab milliseconds; peak_writes_in_flight is counted at the
+// client (the server's high-water mark is the whole run's).
+var PhaseMetrics = []string{
+	"accepted", "accepted_per_second", "write_rejections", "peak_writes_in_flight", "ended",
+	"record_latency_p50_ms", "record_latency_p95_ms", "record_latency_p99_ms",
+	"complete", "incomplete", "write_rejected", "failed", "write_unknown",
+}
+
+// MetricKey is the name of the hypothesis's metric among a run's metrics:
+// "phase/metric" for a phase's.
+func (h Hypothesis) MetricKey() string { return phaseKey(h.Phase, h.Metric) }
+
+// MinusKey is MetricKey for the subtracted metric ("" when none).
+func (h Hypothesis) MinusKey() string {
+	if h.Minus == "" {
+		return ""
+	}
+	return phaseKey(h.Phase, h.Minus)
+}
+
+func phaseKey(phase, metric string) string {
+	if phase == "" {
+		return metric
+	}
+	return phase + "/" + metric
 }
 
 // Threshold is a number, or [lo, hi] for "between".
@@ -69,15 +99,18 @@ func (t Threshold) String() string {
 
 // Hypothesis is one preregistered claim.
 type Hypothesis struct {
-	ID                string    `yaml:"id" json:"id"`
-	Claim             string    `yaml:"claim" json:"claim"`
-	Source            string    `yaml:"source" json:"source"`
-	Metric            string    `yaml:"metric" json:"metric"`
-	Minus             string    `yaml:"minus,omitempty" json:"minus,omitempty"`
-	Cell              *Cell     `yaml:"cell,omitempty" json:"cell,omitempty"`
-	Cells             []Cell    `yaml:"cells,omitempty" json:"cells,omitempty"`
-	Versus            *Cell     `yaml:"versus,omitempty" json:"versus,omitempty"`
-	Compare           string    `yaml:"compare,omitempty" json:"compare,omitempty"`
+	ID      string `yaml:"id" json:"id"`
+	Claim   string `yaml:"claim" json:"claim"`
+	Source  string `yaml:"source" json:"source"`
+	Metric  string `yaml:"metric" json:"metric"`
+	Minus   string `yaml:"minus,omitempty" json:"minus,omitempty"`
+	Cell    *Cell  `yaml:"cell,omitempty" json:"cell,omitempty"`
+	Cells   []Cell `yaml:"cells,omitempty" json:"cells,omitempty"`
+	Versus  *Cell  `yaml:"versus,omitempty" json:"versus,omitempty"`
+	Compare string `yaml:"compare,omitempty" json:"compare,omitempty"`
+	// Phase, when set, judges the metric of that phase of a phased
+	// scenario (one of PhaseMetrics) instead of the whole run's.
+	Phase             string    `yaml:"phase,omitempty" json:"phase,omitempty"`
 	RequiresMechanism string    `yaml:"requires_mechanism,omitempty" json:"requires_mechanism,omitempty"`
 	Op                string    `yaml:"op" json:"op"`
 	Threshold         Threshold `yaml:"threshold" json:"threshold"`
@@ -131,9 +164,13 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 			return nil, fail("id", []any{"id"}, fmt.Errorf("%q is used twice", h.ID))
 		case h.Claim == "":
 			return nil, fail("claim", nil, errors.New("missing"))
-		case !slices.Contains(Metrics, h.Metric):
+		case h.Phase != "" && !slices.Contains(PhaseMetrics, h.Metric):
+			return nil, fail("metric", []any{"metric"}, fmt.Errorf("unknown phase metric %q (one of %s)", h.Metric, strings.Join(PhaseMetrics, ", ")))
+		case h.Phase != "" && h.Minus != "" && !slices.Contains(PhaseMetrics, h.Minus):
+			return nil, fail("minus", []any{"minus"}, fmt.Errorf("unknown phase metric %q", h.Minus))
+		case h.Phase == "" && !slices.Contains(Metrics, h.Metric):
 			return nil, fail("metric", []any{"metric"}, fmt.Errorf("unknown metric %q (one of %s)", h.Metric, strings.Join(Metrics, ", ")))
-		case h.Minus != "" && !slices.Contains(Metrics, h.Minus):
+		case h.Phase == "" && h.Minus != "" && !slices.Contains(Metrics, h.Minus):
 			return nil, fail("minus", []any{"minus"}, fmt.Errorf("unknown metric %q", h.Minus))
 		case !slices.Contains(Operators, h.Op):
 			return nil, fail("op", []any{"op"}, fmt.Errorf("%q is not one of %s", h.Op, strings.Join(Operators, " ")))
@@ -154,6 +191,12 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 		for _, c := range check {
 			if err := knownCell(spec, cells, c); err != nil {
 				return nil, fail("cell", []any{"cell"}, err)
+			}
+			if h.Phase == "" {
+				continue
+			}
+			if p, ok := spec.Phased(c.Scenario); !ok || !slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Name == h.Phase }) {
+				return nil, fail("phase", []any{"phase"}, fmt.Errorf("scenario %q has no phase %q", c.Scenario, h.Phase))
 			}
 		}
 		ids[h.ID] = true

@@ -117,7 +117,7 @@ func eachValue(runs []RunRecord, c Cell, metric, minus string, f func(RunRecord,
 
 func judgeCell(h Hypothesis, c Cell, runs []RunRecord) CellVerdict {
 	cv := CellVerdict{Cell: c}
-	vals, mechs := values(runs, c, h.Metric, h.Minus)
+	vals, mechs := values(runs, c, h.MetricKey(), h.MinusKey())
 	cv.Runs = len(vals)
 	if len(vals) == 0 {
 		cv.Verdict, cv.Note = Inconclusive, "no successful run in "+c.String()
@@ -137,7 +137,7 @@ func judgeCell(h Hypothesis, c Cell, runs []RunRecord) CellVerdict {
 	st := Summarize(vals)
 	lo, mid, hi := st.Min, st.Median, st.Max
 	if h.Versus != nil {
-		other, _ := values(runs, *h.Versus, h.Metric, h.Minus)
+		other, _ := values(runs, *h.Versus, h.MetricKey(), h.MinusKey())
 		if len(other) == 0 {
 			cv.Verdict, cv.Note = Inconclusive, "no successful run in "+h.Versus.String()
 			return cv

@@ -36,13 +36,26 @@ type Design struct {
 	TimeScale float64     `json:"time_scale"`
 	Cells     []string    `json:"cells"`
 	Advise    *AdviseSpec `json:"advise,omitempty"`
+	// Duration and Phased: a time-bounded design's duration, and the
+	// phased scenarios its cells run (built-in ones included), as defined
+	// when it was locked.
+	Duration time.Duration             `json:"duration,omitempty"`
+	Phased   map[string]PhasedScenario `json:"phased,omitempty"`
 }
 
 // DesignOf is spec's design.
 func DesignOf(spec Spec) Design {
-	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise}
+	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise, Duration: spec.Duration}
 	for _, c := range spec.Cells() {
 		d.Cells = append(d.Cells, c.String())
+	}
+	for _, sc := range spec.Scenarios {
+		if p, ok := spec.Phased(sc); ok {
+			if d.Phased == nil {
+				d.Phased = map[string]PhasedScenario{}
+			}
+			d.Phased[sc] = p
+		}
 	}
 	return d
 }
@@ -76,6 +89,13 @@ func Exploratory(l Lock, spec Spec, rules string) string {
 	// not fix it.
 	if want.Advise != nil && !reflect.DeepEqual(got.Advise, want.Advise) {
 		diff = append(diff, "the advise section (how the advised strategy is made) differs from the locked one")
+	}
+	if got.Duration != want.Duration {
+		diff = append(diff, fmt.Sprintf("duration %v, locked %v", got.Duration, want.Duration))
+	}
+	// Compared as JSON: what results.json keeps of them.
+	if a, b := jsonOf(got.Phased), jsonOf(want.Phased); a != b {
+		diff = append(diff, "the phased scenarios differ from the locked ones")
 	}
 	if len(diff) == 0 {
 		return ""
@@ -172,4 +192,9 @@ func CheckLock(hypotheses string) (Lock, error) {
 		return l, fmt.Errorf("%w: %s has SHA-256 %s, locked %s", ErrLockMismatch, hypotheses, sum[:12], l.SHA256[:min(12, len(l.SHA256))])
 	}
 	return l, nil
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

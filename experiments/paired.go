@@ -98,7 +98,7 @@ func judgePaired(h Hypothesis, c Cell, runs []RunRecord, want int) CellVerdict {
 			return cv
 		}
 	}
-	a, mechs := byRun(runs, c, h.Metric, h.Minus)
+	a, mechs := byRun(runs, c, h.MetricKey(), h.MinusKey())
 	if h.RequiresMechanism != "" {
 		for _, m := range mechs {
 			if !strings.HasPrefix(m, h.RequiresMechanism) {
@@ -114,7 +114,7 @@ func judgePaired(h Hypothesis, c Cell, runs []RunRecord, want int) CellVerdict {
 			vals = append(vals, v)
 		}
 	} else {
-		b, _ := byRun(runs, *h.Versus, h.Metric, h.Minus)
+		b, _ := byRun(runs, *h.Versus, h.MetricKey(), h.MinusKey())
 		for run, x := range a {
 			y, ok := b[run]
 			if !ok {
@@ -135,7 +135,7 @@ func judgePaired(h Hypothesis, c Cell, runs []RunRecord, want int) CellVerdict {
 	slices.Sort(vals) // the bootstrap draws by index: one order, whatever the map's
 	cv.Runs = len(vals)
 	if len(vals) < want {
-		cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) with the metric %s", len(vals), want, h.Metric)
+		cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) with the metric %s", len(vals), want, h.MetricKey())
 		return cv
 	}
 	st := Summarize(vals)

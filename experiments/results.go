@@ -43,7 +43,13 @@ type RunRecord struct {
 	// the server's figures side by side.
 	Unknown        *Resolution     `json:"unknown_writes_resolved,omitempty"`
 	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
-	Seconds        float64         `json:"wall_seconds"`
+	// Faulted: the run's scenario injects network faults or restarts the
+	// mock service, so records that fail are what it measures: the
+	// client's exit 1 for them does not fail the run.
+	Faulted bool `json:"faulted,omitempty"`
+	// PhaseEvents are the changes the runner made during a phased run.
+	PhaseEvents []PhaseEvent `json:"phase_events,omitempty"`
+	Seconds     float64      `json:"wall_seconds"`
 }
 
 // Valid reports whether the run enters statistics and verdicts.

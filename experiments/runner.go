@@ -73,6 +73,11 @@ type Runner struct {
 	// of another design is labelled exploratory.
 	Lock Lock
 
+	// Restart, when set, restarts the mock service's process on the same
+	// address (signal TERM or KILL), started with seed and its store:
+	// phased scenarios with a restart need it.
+	Restart func(ctx context.Context, signal string, seed uint32) error
+
 	// advisedFiles are the strategy files of the advised cells, by
 	// scenario, for the runs' --strategy-file.
 	advisedFiles map[string]string
@@ -99,6 +104,9 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	}
 	if r.Target == "" {
 		return nil, errors.New("experiment: no mock service target")
+	}
+	if r.Spec.HasRestarts() && r.Restart == nil {
+		return nil, fmt.Errorf("%w: a scenario restarts the mock service, and the runner cannot restart the one at %s (run without --target: the runner starts its own)", ErrMismatch, r.Target)
 	}
 	mock := api.Client{BaseURL: r.Target, Token: r.AdminToken}
 	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.Wait)
@@ -184,6 +192,9 @@ func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64, advised 
 	if r.RunLimit > 0 {
 		return r.RunLimit
 	}
+	if r.Spec.Duration > 0 { // time-bounded: the duration, and a drain as long
+		return runLimitBase + time.Duration(3*float64(r.Spec.Duration)*scale)
+	}
 	s, _ := r.Spec.Strategy(c, advised)
 	inFlight := max(s.RecordsInFlight, 1)
 	if s.RecordsInFlight == records.UnboundedInFlight {
@@ -229,8 +240,13 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 		rec.Status, rec.Reason = RunFailed, fmt.Sprintf(format, a...)
 		return rec
 	}
-	if err := mock.SetProfile(ctx, c.Scenario); err != nil {
+	if err := mock.SetProfile(ctx, r.Spec.profileOf(c.Scenario)); err != nil {
 		return fail("set profile: %v", err)
+	}
+	if r.Spec.HasPhased() { // an earlier phased run may have changed them
+		if err := restoreShape(ctx, mock, mockCfg); err != nil {
+			return fail("restore the stations' settings: %v", err)
+		}
 	}
 	quietFor := quietLimit(mockCfg, scale)
 	before := waitQuiet(ctx, mock, quietFor)
@@ -254,6 +270,14 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 		"--call-timeout", r.Spec.CallTimeout.String(), "--permit-timeout", r.Spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
 		"--sample-interval", sampleInterval(scale).String()}
+	if r.Spec.Duration > 0 {
+		args = append(args, "--duration", r.Spec.Duration.String())
+	}
+	driver, stopProxies, err := r.phased(ctx, mock, c, scale, &rec, &args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer stopProxies()
 	limit := r.runLimit(mockCfg, c, scale, advised)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -261,7 +285,17 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	cmd.Env = append(os.Environ(), lim.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	if driver != nil {
+		driverCtx, stopDriver := context.WithCancel(runCtx)
+		driven := make(chan struct{})
+		go func() { defer close(driven); driver.run(driverCtx) }()
+		err = cmd.Run()
+		stopDriver()
+		<-driven
+		rec.PhaseEvents = driver.Events()
+	} else {
+		err = cmd.Run()
+	}
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		return fail("client: killed at the run's wall-clock limit of %v", limit.Round(time.Second))
 	}
@@ -288,40 +322,6 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
 	derive(&rec, scale)
 	return rec
-}
-
-// derive computes a run's metrics, reconciliation and status from its raw
-// client result, server stats, quiet waits and resolved writes; loadlab
-// check calls it again on stored runs. The status, valid when it starts,
-// becomes, in this order: failed when the client reports trouble (the
-// child exited 1 for it: what it measured is kept, not counted);
-// contaminated when earlier work was still going at the reset; invalid
-// when the server did not go quiet after the run (its counts are not
-// final), drew from another seed than the run's, or does not reconcile
-// with the client.
-func derive(rec *RunRecord, scale float64) {
-	rec.Metrics = metricsOf(*rec.Client, *rec.Server, scale)
-	var unknown Resolution
-	if rec.Unknown != nil {
-		unknown = *rec.Unknown
-	}
-	rc := Reconcile(*rec.Client, *rec.Server, unknown)
-	rec.Reconciliation = &rc
-	if rec.Status != RunValid {
-		return
-	}
-	switch {
-	case rec.Client.Trouble() != "":
-		rec.Status, rec.Reason = RunFailed, "the client exited 1: "+rec.Client.Trouble()
-	case !rec.QuietBefore.Quiet:
-		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
-	case !rec.QuietAfter.Quiet:
-		rec.Status, rec.Reason = RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
-	case rec.Server.Seed != rec.Seed:
-		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("the mock service drew from seed %d, not the run's %d", rec.Server.Seed, rec.Seed)
-	case len(rc.Differences) > 0:
-		rec.Status, rec.Reason = RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
-	}
 }
 
 // clientTarget is where the child sends its calls: ClientTarget when set

@@ -9,6 +9,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -41,6 +42,14 @@ type Spec struct {
 	Scenarios     []string      `yaml:"scenarios" json:"scenarios"`
 	CPUs          []CPUSetting  `yaml:"cpus" json:"cpus"`
 	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
+	// Duration, when > 0, bounds every run in lab time as well as by
+	// Records: records keep coming until it has passed. Phased scenarios
+	// need it, and their phases add up to it.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// PhasedScenarios are the experiment's own scenarios whose conditions
+	// change during a run (the built-in ones, write-capacity-drop and
+	// enrichment-brownout, need no entry).
+	PhasedScenarios map[string]PhasedScenario `yaml:"phased,omitempty" json:"phased,omitempty"`
 	// Advise is how the strategy "advised" is made: before the matrix, the
 	// runner probes each dependency of the lab's pipeline under each
 	// scenario's profile and advises a strategy per scenario.
@@ -251,10 +260,29 @@ func (s Spec) validate() (field string, at []any, err error) {
 			}
 		}
 	}
+	if s.Duration < 0 {
+		return "duration", []any{"duration"}, fmt.Errorf("%v must be ≥ 0 (0: runs bounded by records alone)", s.Duration)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.PhasedScenarios)) {
+		if _, ok := profiles[name]; ok {
+			return "phased." + name, []any{"phased", name}, fmt.Errorf("%q is a profile's name: give the phased scenario another", name)
+		}
+		if field, at, err := s.validatePhased(name, s.PhasedScenarios[name], []any{"phased", name}); err != nil {
+			return field, at, err
+		}
+	}
 	for i, sc := range s.Scenarios {
-		if _, ok := profiles[sc]; !ok {
+		_, profile := profiles[sc]
+		p, phased := s.Phased(sc)
+		switch {
+		case !profile && !phased:
 			return fmt.Sprintf("scenarios[%d]", i), []any{"scenarios", i},
-				fmt.Errorf("unknown scenario %q (one of %s)", sc, strings.Join(config.Default().ProfileNames(), ", "))
+				fmt.Errorf("unknown scenario %q (a profile: %s; or a phased scenario: %s)", sc,
+					strings.Join(config.Default().ProfileNames(), ", "), strings.Join(s.phasedNames(), ", "))
+		case phased:
+			if field, at, err := s.validatePhased(sc, p, []any{"scenarios", i}); err != nil {
+				return field, at, err
+			}
 		}
 	}
 	seen := map[string]bool{}

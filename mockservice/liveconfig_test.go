@@ -102,7 +102,7 @@ func TestPatchLiveConfig(t *testing.T) {
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{"records": {"workers": 0}}`, "records.workers: 0 must be ≥ 1"},
-		{`{"records": {"wat": 1}}`, "field wat not found"},
+		{`{"records": {"wat": 1}}`, "records.wat: unknown setting"},
 		{`{"records": {"service": {"hang_probability": 2}}}`, "records.service.hang_probability"},
 		{`{"records": {"reject_status": 500}}`, "records.reject_status: 500 must be 503 or 429"},
 		{`{"enrichment": {"workers": 10}, "records": {"queue": -2}}`, "records.queue"},

@@ -34,6 +34,13 @@ func runExperiment(args []string, stdout io.Writer) error {
 			"contaminated), and after each run it reconciles the client's figures with the server's (else invalid).\n"+
 			"Only valid runs count; a cell short of them is inconclusive (insufficient runs). A run whose --runs,\n"+
 			"--records, --time-scale or cells differ from the design the hypotheses were locked with is exploratory.\n\n"+
+			"Scenarios are the mock service's profiles (healthy, slow-enrichment, slow-write) or phased scenarios whose\n"+
+			"conditions change during a run (experiments/conditions.yaml; built in: write-capacity-drop, the system of\n"+
+			"record down to 2 workers and 2 queue slots for 20 lab s; enrichment-brownout, enrichment at the slow profile's\n"+
+			"1.2 s median with hangs for 20 lab s; each with 10 lab s of health before and after). Their runs are\n"+
+			"time-bounded (the file's duration); at each phase's start the runner changes the mock service's live settings,\n"+
+			"the network faults between client and mock service (an in-process proxy per dependency), or restarts the mock\n"+
+			"service (then run as a process of its own with its store in a temporary directory). See the README.\n\n"+
 			"Exit codes: 0 every run valid; 1 some runs failed, contaminated or invalid (listed in the report); 2 bad input, or a mock\n"+
 			"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n"+
 			"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n"+
@@ -113,8 +120,23 @@ func runExperiment(args []string, stdout io.Writer) error {
 	// with the experiment's seed and time scale.
 	mockCfg := config.Default()
 	mockCfg.Seed, mockCfg.TimeScale = spec.Seed, spec.TimeScale
+	// An experiment with phased scenarios runs its own mock service as a
+	// process of its own with a store in a temporary directory, so that a
+	// restart keeps every acknowledged write; the steady-state matrix keeps
+	// the in-process, in-memory one its committed results were measured
+	// with.
 	url := *target
-	if url == "" {
+	var restart func(context.Context, string, uint32) error
+	switch {
+	case url == "" && spec.HasPhased():
+		mp, err := experiments.StartMockProcess(bin, mockCfg)
+		if err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+		defer mp.Stop()
+		url, restart = mp.URL, mp.Restart
+		fmt.Fprintf(os.Stderr, "loadlab experiment: mock service at %s, a process of its own with its store in %s\n", url, mp.Dir)
+	case url == "":
 		mockCfg.Listen = "127.0.0.1:0"
 		_, u, stop, err := mockservice.Start(mockCfg)
 		if err != nil {
@@ -126,7 +148,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, AdminToken: *token,
 		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait,
 		CalibrationRuns: *calRuns, CalibrationStrategies: calNames, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
-		CalibrateOnly: *calOnly, Lock: lock}
+		CalibrateOnly: *calOnly, Lock: lock, Restart: restart}
 	if reg != nil {
 		r.Metrics = experiments.NewRunnerMetrics(reg)
 	}

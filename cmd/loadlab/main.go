@@ -28,6 +28,9 @@ func main() {
 	// A client run started by the experiment runner enters its CPU limit
 	// and re-executes itself before anything else happens.
 	cpulimit.Enter()
+	// The experiment's mock service as a process of its own, which the
+	// runner can restart, is this binary too.
+	enterMockProcess()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -201,6 +201,13 @@ func (c Client) SetProfile(ctx context.Context, profile string) error {
 	return c.do(ctx, http.MethodPut, PathAdminProfile, ProfileRequest{Profile: profile}, nil)
 }
 
+// PatchConfig changes the service's live settings with PATCH
+// /admin/config: patch is any subset of each station's workers, queue,
+// reject_status and service (marshalled as JSON).
+func (c Client) PatchConfig(ctx context.Context, patch any) error {
+	return c.do(ctx, http.MethodPatch, PathAdminConfig, patch, nil)
+}
+
 // Stats reads GET /admin/stats.
 func (c Client) Stats(ctx context.Context) (Stats, error) {
 	var st Stats

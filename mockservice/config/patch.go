@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -50,6 +52,9 @@ type stationPatch struct {
 // ("records.workers: 0 must be ≥ 1"). live is not changed: the result is a
 // new map, with changed listing the stations the body names.
 func ApplyPatch(body []byte, live map[string]Live) (out map[string]Live, changed []string, err error) {
+	if err := knownSettings(body); err != nil {
+		return nil, nil, err
+	}
 	var p patch
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	dec.KnownFields(true)
@@ -98,4 +103,33 @@ func ApplyPatch(body []byte, live map[string]Live) (out map[string]Live, changed
 		changed = append(changed, c.name)
 	}
 	return out, changed, nil
+}
+
+// knownSettings names the first setting of a patch that is not a live
+// setting: "records.slots: unknown setting (...)".
+func knownSettings(body []byte) error {
+	var m map[string]any
+	if err := yaml.Unmarshal(body, &m); err != nil {
+		return fmt.Errorf("body: %v", err)
+	}
+	stations := []string{api.Enrichment, api.Records}
+	settings := []string{"workers", "queue", "reject_status", "service"}
+	for _, st := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(stations, st) {
+			return fmt.Errorf("%s: unknown station (one of %s)", st, strings.Join(stations, ", "))
+		}
+		inner, ok := m[st].(map[string]any)
+		if !ok {
+			if m[st] == nil {
+				continue
+			}
+			return fmt.Errorf("%s: give a map of settings (%s)", st, strings.Join(settings, ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(inner)) {
+			if !slices.Contains(settings, k) {
+				return fmt.Errorf("%s.%s: unknown setting (one of %s)", st, k, strings.Join(settings, ", "))
+			}
+		}
+	}
+	return nil
 }

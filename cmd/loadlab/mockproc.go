@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// enterMockProcess serves the mock service when experiments.EnvMockProcess
+// asks for it (the experiment runner's mock service as a process of its
+// own), and exits; otherwise it returns at once.
+func enterMockProcess() {
+	raw := os.Getenv(experiments.EnvMockProcess)
+	if raw == "" {
+		return
+	}
+	cfg := config.Default()
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "loadlab mock process: config: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	_, url, stopMock, err := mockservice.Start(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	fmt.Println(url)
+	<-ctx.Done()
+	if err := stopMock(); err != nil {
+		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
+		os.Exit(exitFailed)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,258 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+const phasedSpec = `name: phased
+records: 100000
+duration: 6s
+runs: 3
+time_scale: 0.5
+call_timeout: 2s
+permit_timeout: 10s
+seed: 1
+strategies: [C4]
+scenarios: [drop]
+cpus:
+  - {name: cpus-1, cpus: 1}
+phased:
+  drop:
+    profile: healthy
+    phases:
+      - {name: before, duration: 2s}
+      - name: drop
+        duration: 2s
+        set: {records: {workers: 2, queue: 2}}
+      - name: after
+        duration: 2s
+        set: {records: {workers: 6, queue: 6}}
+`
+
+// Bad phased scenarios are refused before any run, naming the file, the
+// line and the field.
+func TestPhasedSpecErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ edit, want string }{
+		{"duration: 6s\n|duration: 7s\n", "phased.drop.phases: the phases add up to 6s, not the experiment's duration of 7s"},
+		{"duration: 6s\n|", "give the experiment a duration of 6s"},
+		{"workers: 2, queue: 2|workers: 2, slots: 2", "phased.drop.phases.1.set: records.slots: unknown setting"},
+		{"workers: 2, queue: 2|workers: 0, queue: 2", "phased.drop.phases.1.set: records.workers: 0 must be ≥ 1"},
+		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: records, kind: latency, latency: -1s}]", "phased.drop.phases.1.faults.0: latency: -1s must be ≥ 0"},
+		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: records, kind: reset, probability: 1.5}]", "probability: 1.5 must be in [0, 1]"},
+		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: geo, kind: reset}]", `"geo" is not a dependency of the lab's pipeline`},
+		{"set: {records: {workers: 2, queue: 2}}|restart: {after: 1s, signal: HUP}", `phased.drop.phases.1.restart.signal: "HUP" is not TERM`},
+		{"set: {records: {workers: 2, queue: 2}}|restart: {after: 2s, signal: KILL}", "restart.after: 2s must be in [0, the phase's 2s)"},
+		{"name: after|name: before", `phased.drop.phases.2.name: "before" is used twice`},
+		{"name: after|name: drain", `other than "drain"`},
+		{"scenarios: [drop]|scenarios: [dropped]", `unknown scenario "dropped"`},
+		{"  drop:\n|  healthy:\n", `phased.healthy: "healthy" is a profile's name`},
+		{"profile: healthy|profile: sunny", `phased.drop.profile: unknown profile "sunny"`},
+	} {
+		from, to, _ := strings.Cut(tc.edit, "|")
+		text := strings.Replace(phasedSpec, from, to, 1)
+		if text == phasedSpec {
+			t.Fatalf("edit %q changed nothing", tc.edit)
+		}
+		_, err := LoadSpec(writeFile(t, dir, "spec.yaml", text))
+		var fe *FileError
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &fe) || fe.Line == 0 {
+			t.Errorf("%q: got %v, want a located error containing %q", tc.edit, err, tc.want)
+		}
+	}
+	for _, builtin := range []string{WriteCapacityDrop, EnrichmentBrownout} {
+		text, _, _ := strings.Cut(phasedSpec, "phased:")
+		text = strings.Replace(text, "scenarios: [drop]", "scenarios: ["+builtin+"]", 1)
+		text = strings.Replace(text, "duration: 6s\n", "duration: 40s\n", 1)
+		if _, err := LoadSpec(writeFile(t, dir, "spec.yaml", text)); err != nil {
+			t.Errorf("built-in %s: %v", builtin, err)
+		}
+	}
+}
+
+// A phase boundary changes the system of record's capacity within one lab
+// second of its scheduled time, as its own metrics show: a poller reads
+// the records station's workers from /metrics all through the runs, and
+// the change from 6 to 2 and back to 6 is placed against the client's
+// clock (its start, which the runner agreed with it), at the time the
+// scrape that first saw it returned (an upper bound). Time scale 0.5: a
+// lab second is 500 ms real, which a test binary under -race on a busy
+// 2-core machine keeps to (at 0.2 its 200 ms was missed under load).
+func TestPhaseBoundaryChangesCapacityOnTime(t *testing.T) {
+	t.Parallel()
+	bin := buildLoadlab(t)
+	spec, err := LoadSpec(writeFile(t, t.TempDir(), "spec.yaml", phasedSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, mockCfg := startMock(t, spec)
+	type reading struct {
+		at      time.Time
+		workers int
+	}
+	var mu sync.Mutex
+	var readings []reading
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		mock := api.Client{BaseURL: url}
+		for pollCtx.Err() == nil {
+			st, err := mock.Scrape(pollCtx)
+			now := time.Now()
+			if err == nil {
+				mu.Lock()
+				readings = append(readings, reading{now, st.Stations[api.Records].Workers})
+				mu.Unlock()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r := &Runner{Spec: spec, Binary: bin, Target: url, MockConfig: mockCfg}
+	res, err := r.Run(ctx)
+	stopPoll()
+	<-polled
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := spec.TimeScale
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			t.Fatalf("run %d: %s: %s", run.Run, run.Status, run.Reason)
+		}
+		c := run.Client
+		if len(c.Phases) < 3 || c.Phases[0].Name != "before" || c.Phases[1].Name != "drop" {
+			t.Fatalf("run %d: phases %+v", run.Run, c.Phases)
+		}
+		// The changes as the server's metrics show them, in lab seconds
+		// from the client's start.
+		var changes []float64
+		prev := 0
+		mu.Lock()
+		for _, rd := range readings {
+			lab := rd.at.Sub(c.StartedAt).Seconds() / scale
+			if lab < -1 || lab > 7 {
+				continue
+			}
+			if prev != 0 && rd.workers != prev {
+				changes = append(changes, lab)
+			}
+			prev = rd.workers
+		}
+		mu.Unlock()
+		if len(changes) != 2 {
+			t.Fatalf("run %d: the workers changed at %v lab s, want twice (at 2 and 4)", run.Run, changes)
+		}
+		for i, want := range []float64{2, 4} {
+			if d := changes[i] - want; d < 0 || d > 1 {
+				t.Errorf("run %d: change %d seen at %.3f lab s, scheduled at %v: not within one lab second", run.Run, i+1, changes[i], want)
+			}
+		}
+		if len(run.PhaseEvents) != 2 || run.PhaseEvents[0].Action != "set" || run.PhaseEvents[0].Scheduled != 2 {
+			t.Errorf("run %d: events %+v", run.Run, run.PhaseEvents)
+		}
+		// C4's 6 write permits meet a capacity of 4 in the drop phase only.
+		t.Logf("run %d: capacity changes at %.3f and %.3f lab s; write 503s by phase: %d, %d, %d", run.Run, changes[0], changes[1],
+			c.Phases[0].WriteRejections, c.Phases[1].WriteRejections, c.Phases[2].WriteRejections)
+		if c.Phases[0].WriteRejections != 0 {
+			t.Errorf("run %d: %d write 503s before the drop, with 6 permits against 12", run.Run, c.Phases[0].WriteRejections)
+		}
+		if m := run.Metrics; m["drop/accepted_per_second"] <= 0 || m["before/accepted"] <= 0 {
+			t.Errorf("run %d: phase metrics %v", run.Run, m)
+		}
+	}
+	// The next run of a steady scenario gets the configured shape back.
+	live, err := (api.Client{BaseURL: url}).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Stations[api.Records].Workers != 6 {
+		t.Errorf("after the runs: %d workers", live.Stations[api.Records].Workers)
+	}
+}
+
+const crashSpec = `name: crash
+records: 100000
+duration: 4s
+runs: 3
+time_scale: 0.2
+call_timeout: 2s
+permit_timeout: 10s
+seed: 1
+strategies: [C2]
+scenarios: [crash]
+cpus:
+  - {name: cpus-1, cpus: 1}
+phased:
+  crash:
+    profile: healthy
+    phases:
+      - {name: before, duration: 1s}
+      - name: crash
+        duration: 2s
+        restart: {after: 500ms, signal: KILL}
+      - {name: after, duration: 1s}
+`
+
+// A SIGKILL of the mock service's process mid-run, which the runner starts
+// again on the same address with its store, loses no acknowledged write:
+// after each run every write the client had answered 201, and every write
+// of unknown outcome found stored, is in the replayed store, and nothing
+// else is; the run reconciles on the store, and records keep being written
+// after the restart.
+func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
+	t.Parallel()
+	bin := buildLoadlab(t)
+	spec, err := LoadSpec(writeFile(t, t.TempDir(), "spec.yaml", crashSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
+	mp, err := StartMockProcess(bin, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &Runner{Spec: spec, Binary: bin, Target: mp.URL, MockConfig: &cfg, Restart: mp.Restart}
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			t.Fatalf("run %d: %s: %s", run.Run, run.Status, run.Reason)
+		}
+		c, rc := run.Client, run.Reconciliation
+		if run.restarts() != 1 || rc.Partial == "" {
+			t.Errorf("run %d: %d restarts, reconciliation %+v", run.Run, run.restarts(), rc)
+		}
+		if lost := run.Metrics["acknowledged_writes_lost"]; lost != 0 || c.WritesCreated+run.Unknown.Stored != run.Server.StoredWrites {
+			t.Errorf("run %d: %d answered 201 + %d unknown found stored, store holds %d", run.Run, c.WritesCreated, run.Unknown.Stored, run.Server.StoredWrites)
+		}
+		var after records.PhaseResult
+		for _, ph := range c.Phases {
+			if ph.Name == "after" {
+				after = ph
+			}
+		}
+		if after.Accepted == 0 || c.Errors == 0 {
+			t.Errorf("run %d: %d accepted after the restart, %d call errors: %+v", run.Run, after.Accepted, c.Errors, c.Phases)
+		}
+		t.Logf("run %d: %d created, %d unknown (%d stored), %d failed, %d errors; store %d; restart %+v", run.Run,
+			c.WritesCreated, c.WriteUnknown, run.Unknown.Stored, c.Failed, c.Errors, run.Server.StoredWrites, run.PhaseEvents)
+	}
+}

@@ -1,0 +1,293 @@
+package experiments
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/pipelines"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/latency"
+)
+
+// PhasedScenario is a scenario whose conditions change during the run: it
+// starts from a profile and goes through phases, each of which may change
+// the mock service's live settings, the network faults between the client
+// and each dependency, and restart the mock service's process.
+type PhasedScenario struct {
+	// Profile is the mock service's profile at the start (default healthy).
+	Profile string  `yaml:"profile" json:"profile"`
+	Phases  []Phase `yaml:"phases" json:"phases"`
+}
+
+// Phase is one stretch of a phased run.
+type Phase struct {
+	Name string `yaml:"name" json:"name"`
+	// Duration is in lab time; a scenario's phases add up to the
+	// experiment's duration.
+	Duration time.Duration `yaml:"duration" json:"duration"`
+	// Set changes the mock service's live settings at the phase's start,
+	// on top of the settings in force: PATCH /admin/config's body (any of
+	// enrichment and records, each with workers, queue, reject_status and
+	// service, a service-time distribution merged field by field).
+	Set map[string]any `yaml:"set,omitempty" json:"set,omitempty"`
+	// Faults are the network faults in force during the phase, through an
+	// in-process proxy per dependency (durations in lab time); a phase
+	// without faults has none.
+	Faults []faults.Fault `yaml:"faults,omitempty" json:"faults,omitempty"`
+	// Restart, when set, restarts the mock service's process during the
+	// phase.
+	Restart *Restart `yaml:"restart,omitempty" json:"restart,omitempty"`
+}
+
+// Restart stops the mock service's process After the phase's start (lab
+// time) with Signal (TERM: a graceful shutdown; KILL: a crash) and starts
+// it again on the same address, with the same store.
+type Restart struct {
+	After  time.Duration `yaml:"after" json:"after"`
+	Signal string        `yaml:"signal" json:"signal"`
+}
+
+// Restart signals.
+const (
+	SignalTerm = "TERM"
+	SignalKill = "KILL"
+)
+
+// Built-in phased scenarios.
+const (
+	WriteCapacityDrop  = "write-capacity-drop"
+	EnrichmentBrownout = "enrichment-brownout"
+)
+
+// Phases of the built-in scenarios, in lab time: the change lasts
+// builtinChange, with builtinCalm before and after it.
+const (
+	builtinCalm   = 10 * time.Second
+	builtinChange = 20 * time.Second
+	// The system of record during the capacity drop.
+	dropWorkers, dropQueue = 2, 2
+)
+
+// BuiltinPhased returns the built-in phased scenarios: write-capacity-drop
+// (healthy writes; then the system of record falls to 2 workers and 2 queue
+// slots for 20 lab seconds; then it recovers) and enrichment-brownout
+// (healthy enrichment; then the slow-enrichment profile's distribution,
+// median 1.2 s with hangs, for 20 lab seconds; then healthy again). Their
+// phases add up to 40 lab seconds.
+func BuiltinPhased() map[string]PhasedScenario {
+	def := config.Default()
+	records := func(workers, queue int) map[string]any {
+		return map[string]any{api.Records: map[string]any{"workers": workers, "queue": queue}}
+	}
+	enrichment := func(s latency.Spec) map[string]any {
+		return map[string]any{api.Enrichment: map[string]any{"service": specMap(s)}}
+	}
+	return map[string]PhasedScenario{
+		WriteCapacityDrop: {Profile: config.ProfileHealthy, Phases: []Phase{
+			{Name: "before", Duration: builtinCalm},
+			{Name: "drop", Duration: builtinChange, Set: records(dropWorkers, dropQueue)},
+			{Name: "after", Duration: builtinCalm, Set: records(def.Records.Workers, def.Records.Queue)},
+		}},
+		EnrichmentBrownout: {Profile: config.ProfileHealthy, Phases: []Phase{
+			{Name: "before", Duration: builtinCalm},
+			{Name: "brownout", Duration: builtinChange, Set: enrichment(def.Profiles[config.ProfileSlowEnrichment].Enrichment)},
+			{Name: "after", Duration: builtinCalm, Set: enrichment(def.Profiles[config.ProfileHealthy].Enrichment)},
+		}},
+	}
+}
+
+// specMap is a distribution as a PATCH body's service: the whole spec, its
+// durations as text, so that it replaces every field in force.
+func specMap(s latency.Spec) map[string]any {
+	b, _ := yaml.Marshal(s)
+	var m map[string]any
+	_ = yaml.Unmarshal(b, &m)
+	// Zero fields are omitted by the spec's tags: name them, so that a
+	// field of the distribution in force (a hang, say) does not survive.
+	for _, k := range []string{"hang_duration", "value", "min", "max", "median"} {
+		if _, ok := m[k]; !ok {
+			m[k] = "0s"
+		}
+	}
+	for _, k := range []string{"hang_probability", "spread"} {
+		if _, ok := m[k]; !ok {
+			m[k] = 0
+		}
+	}
+	return m
+}
+
+// Phased returns the phased scenario called name: the experiment file's
+// own, else a built-in one.
+func (s Spec) Phased(name string) (PhasedScenario, bool) {
+	if p, ok := s.PhasedScenarios[name]; ok {
+		return p, true
+	}
+	p, ok := BuiltinPhased()[name]
+	return p, ok
+}
+
+// HasPhased says whether any scenario of the experiment is phased.
+func (s Spec) HasPhased() bool {
+	return slices.ContainsFunc(s.Scenarios, func(sc string) bool { _, ok := s.Phased(sc); return ok })
+}
+
+// HasRestarts says whether any scenario of the experiment restarts the mock
+// service.
+func (s Spec) HasRestarts() bool {
+	for _, sc := range s.Scenarios {
+		p, _ := s.Phased(sc)
+		if slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Restart != nil }) {
+			return true
+		}
+	}
+	return false
+}
+
+// profileOf is the profile a scenario starts from.
+func (s Spec) profileOf(scenario string) string {
+	if p, ok := s.Phased(scenario); ok {
+		return p.Profile
+	}
+	return scenario
+}
+
+// PhaseArg is the phases as loadlab run's --phases takes them.
+func (p PhasedScenario) PhaseArg() string {
+	var parts []string
+	for _, ph := range p.Phases {
+		parts = append(parts, ph.Name+"="+ph.Duration.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// HasFaults says whether any phase has network faults.
+func (p PhasedScenario) HasFaults() bool {
+	return slices.ContainsFunc(p.Phases, func(ph Phase) bool { return len(ph.Faults) > 0 })
+}
+
+// Start is the lab time from the run's start at which phase i begins.
+func (p PhasedScenario) Start(i int) time.Duration {
+	var t time.Duration
+	for _, ph := range p.Phases[:i] {
+		t += ph.Duration
+	}
+	return t
+}
+
+// Total is the phases' summed duration.
+func (p PhasedScenario) Total() time.Duration { return p.Start(len(p.Phases)) }
+
+// patchBody is a phase's Set as PATCH /admin/config's JSON body.
+func (ph Phase) patchBody() ([]byte, error) { return json.Marshal(ph.Set) }
+
+// scaledFaults is the phase's faults with their durations in real time.
+func (ph Phase) scaledFaults(scale float64) []faults.Fault {
+	out := slices.Clone(ph.Faults)
+	sc := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	for i := range out {
+		out[i].Latency, out[i].Jitter, out[i].After = sc(out[i].Latency), sc(out[i].Jitter), sc(out[i].After)
+	}
+	return out
+}
+
+// validatePhased checks a phased scenario: its profile, its phases' names
+// and durations (adding up to the experiment's duration), each Set applied
+// in turn as the mock service would (config.ApplyPatch: the field named),
+// each fault, each restart.
+func (s Spec) validatePhased(name string, p PhasedScenario, at []any) (field string, where []any, err error) {
+	base := config.Default()
+	f := func(rest ...any) (string, []any) {
+		parts := []string{name}
+		for _, r := range rest {
+			parts = append(parts, fmt.Sprint(r))
+		}
+		return "phased." + strings.Join(parts, "."), append(slices.Clone(at), rest...)
+	}
+	if _, ok := base.Profiles[p.Profile]; !ok {
+		fl, w := f("profile")
+		return fl, w, fmt.Errorf("unknown profile %q (one of %s)", p.Profile, strings.Join(base.ProfileNames(), ", "))
+	}
+	if len(p.Phases) == 0 {
+		fl, w := f("phases")
+		return fl, w, errors.New("at least one phase is needed")
+	}
+	live := base.LiveOf(p.Profile)
+	deps := pipelines.Lab().Names()
+	seen := map[string]bool{}
+	for i, ph := range p.Phases {
+		switch {
+		case ph.Name == "" || strings.ContainsAny(ph.Name, "=, ") || ph.Name == records.DrainPhase:
+			fl, w := f("phases", i, "name")
+			return fl, w, fmt.Errorf("%q: give a name without '=', ',' or spaces, other than %q", ph.Name, records.DrainPhase)
+		case seen[ph.Name]:
+			fl, w := f("phases", i, "name")
+			return fl, w, fmt.Errorf("%q is used twice", ph.Name)
+		case ph.Duration <= 0:
+			fl, w := f("phases", i, "duration")
+			return fl, w, fmt.Errorf("%v must be > 0", ph.Duration)
+		}
+		seen[ph.Name] = true
+		if len(ph.Set) > 0 {
+			body, err := ph.patchBody()
+			if err == nil {
+				live, _, err = config.ApplyPatch(body, live)
+			}
+			if err != nil {
+				fl, w := f("phases", i, "set")
+				return fl, w, err
+			}
+		}
+		for j, ft := range ph.Faults {
+			if err := ft.Validate(); err != nil {
+				fl, w := f("phases", i, "faults", j)
+				return fl, w, err
+			}
+			if !slices.Contains(deps, ft.Dependency) {
+				fl, w := f("phases", i, "faults", j, "dependency")
+				return fl, w, fmt.Errorf("%q is not a dependency of the lab's pipeline (%s)", ft.Dependency, strings.Join(deps, ", "))
+			}
+		}
+		if r := ph.Restart; r != nil {
+			switch {
+			case r.Signal != SignalTerm && r.Signal != SignalKill:
+				fl, w := f("phases", i, "restart", "signal")
+				return fl, w, fmt.Errorf("%q is not %s (a graceful shutdown) or %s (a crash)", r.Signal, SignalTerm, SignalKill)
+			case r.After < 0 || r.After >= ph.Duration:
+				fl, w := f("phases", i, "restart", "after")
+				return fl, w, fmt.Errorf("%v must be in [0, the phase's %v)", r.After, ph.Duration)
+			}
+		}
+	}
+	if total := p.Total(); total != s.Duration {
+		fl, w := f("phases")
+		if s.Duration == 0 {
+			return fl, w, fmt.Errorf("the phases add up to %v: give the experiment a duration of %v (a phased scenario's runs are time-bounded)", total, total)
+		}
+		return fl, w, fmt.Errorf("the phases add up to %v, not the experiment's duration of %v", total, s.Duration)
+	}
+	return "", nil, nil
+}
+
+// phasedNames lists the phased scenarios known to the experiment, for
+// messages.
+func (s Spec) phasedNames() []string {
+	names := slices.Collect(maps.Keys(BuiltinPhased()))
+	for n := range s.PhasedScenarios {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,238 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// PhaseEvent is one change the runner made during a phased run, and when:
+// times in lab seconds from the run's start (real seconds / time scale).
+type PhaseEvent struct {
+	Phase string `json:"phase"`
+	// Action is "set" (PATCH /admin/config), "faults" (the proxies'
+	// toxics replaced), or "restart TERM" / "restart KILL".
+	Action    string  `json:"action"`
+	Scheduled float64 `json:"scheduled"`
+	At        float64 `json:"at"`
+	// Done is when the action had taken effect (for a restart: when the
+	// mock service answered again with the phase's settings).
+	Done float64 `json:"done"`
+	Err  string  `json:"error,omitempty"`
+}
+
+// startLead is how far ahead of now a phased run's clock is set to start:
+// time for the child to start, enter its CPU limit and identify the mock
+// service, so that the runner and the child share the start.
+const startLead = 1500 * time.Millisecond
+
+// maxStartLate is how late (lab time) a phased run's child may start its
+// clock after the agreed start before the run is invalid: its phases
+// would no longer line up with the runner's changes.
+const maxStartLate = 500 * time.Millisecond
+
+// restartWait bounds the wait for a restarted mock service to answer.
+const restartWait = 30 * time.Second
+
+// phaseDriver makes a phased run's changes at their times.
+type phaseDriver struct {
+	r       *Runner
+	mock    api.Client
+	scen    PhasedScenario
+	scale   float64
+	start   time.Time
+	proxies *faults.Proxies
+	seed    uint32
+	mu      sync.Mutex
+	events  []PhaseEvent
+}
+
+func (d *phaseDriver) lab(t time.Time) float64 { return t.Sub(d.start).Seconds() / d.scale }
+
+func (d *phaseDriver) real(lab time.Duration) time.Time {
+	return d.start.Add(time.Duration(float64(lab) * d.scale))
+}
+
+// wait sleeps until t or until ctx ends (false).
+func wait(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func (d *phaseDriver) record(phase, action string, scheduled time.Duration, at time.Time, err error) {
+	ev := PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now())}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	d.mu.Lock()
+	d.events = append(d.events, ev)
+	d.mu.Unlock()
+}
+
+// prepare applies the first phase's settings before the run starts (its
+// faults are the proxies' from their start).
+func (d *phaseDriver) prepare(ctx context.Context) error {
+	return d.set(ctx, 0)
+}
+
+// set sends phase i's settings, if it has any.
+func (d *phaseDriver) set(ctx context.Context, i int) error {
+	ph := d.scen.Phases[i]
+	if len(ph.Set) == 0 {
+		return nil
+	}
+	body, err := ph.patchBody()
+	if err != nil {
+		return err
+	}
+	return d.mock.PatchConfig(ctx, json.RawMessage(body))
+}
+
+// run makes the changes of phases 1.. at their boundaries, and any
+// restart, until the phases end or ctx does.
+func (d *phaseDriver) run(ctx context.Context) {
+	for i, ph := range d.scen.Phases {
+		at := d.scen.Start(i)
+		if i > 0 {
+			if !wait(ctx, d.real(at)) {
+				return
+			}
+			t := time.Now()
+			if len(ph.Set) > 0 {
+				d.record(ph.Name, "set", at, t, d.set(ctx, i))
+			}
+			if d.proxies != nil {
+				d.record(ph.Name, "faults", at, t, d.proxies.Set(ph.scaledFaults(d.scale)))
+			}
+		}
+		if rs := ph.Restart; rs != nil {
+			when := at + rs.After
+			if !wait(ctx, d.real(when)) {
+				return
+			}
+			t := time.Now()
+			d.record(ph.Name, "restart "+rs.Signal, when, t, d.restart(ctx, i, rs.Signal))
+		}
+	}
+}
+
+// restart stops and starts the mock service's process, then gives it the
+// run's seed (at its start), the scenario's profile and every phase's
+// settings up to phase i, in order.
+func (d *phaseDriver) restart(ctx context.Context, i int, signal string) error {
+	if d.r.Restart == nil {
+		return fmt.Errorf("the runner cannot restart this mock service (one at --target)")
+	}
+	if err := d.r.Restart(ctx, signal, d.seed); err != nil {
+		return err
+	}
+	if _, err := d.mock.DiscoverWait(ctx, api.PathEnrich, restartWait); err != nil {
+		return fmt.Errorf("after the restart: %w", err)
+	}
+	if err := d.mock.SetProfile(ctx, d.scen.Profile); err != nil {
+		return fmt.Errorf("after the restart: %w", err)
+	}
+	for j := 0; j <= i; j++ {
+		if err := d.set(ctx, j); err != nil {
+			return fmt.Errorf("after the restart: phase %s: %w", d.scen.Phases[j].Name, err)
+		}
+	}
+	return nil
+}
+
+// Events returns what was done, in order.
+func (d *phaseDriver) Events() []PhaseEvent {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]PhaseEvent(nil), d.events...)
+}
+
+// restoreShape gives both stations back the workers, queue slots and
+// refusal status of the mock service's configuration, which a phased run
+// may have changed.
+func restoreShape(ctx context.Context, mock api.Client, cfg config.Config) error {
+	shape := func(s config.Station) map[string]any {
+		return map[string]any{"workers": s.Workers, "queue": s.Queue, "reject_status": s.RejectStatus}
+	}
+	return mock.PatchConfig(ctx, map[string]any{api.Enrichment: shape(cfg.Enrichment), api.Records: shape(cfg.Records)})
+}
+
+// phased prepares cell c's run when its scenario is phased: the first
+// phase's settings, a fault proxy per dependency when any phase has faults
+// (the child's calls go through them), the child's --phases and a
+// --start-at startLead ahead, and the driver that makes the later phases'
+// changes. For another scenario it does nothing (nil driver).
+func (r *Runner) phased(ctx context.Context, mock api.Client, c Cell, scale float64, rec *RunRecord, args *[]string) (*phaseDriver, func(), error) {
+	scen, ok := r.Spec.Phased(c.Scenario)
+	if !ok {
+		return nil, func() {}, nil
+	}
+	d := &phaseDriver{r: r, mock: mock, scen: scen, scale: scale, seed: rec.Seed}
+	rec.Faulted = scen.HasFaults() || slices.ContainsFunc(scen.Phases, func(ph Phase) bool { return ph.Restart != nil })
+	stop := func() {}
+	if scen.HasFaults() {
+		target := r.clientTarget(mock)
+		p, err := faults.Start(map[string]string{api.Enrichment: target, api.Records: target}, scen.Phases[0].scaledFaults(scale))
+		if err != nil {
+			return nil, stop, fmt.Errorf("fault proxies: %w", err)
+		}
+		d.proxies, stop = p, p.Stop
+		*args = append(*args, "--call-url", api.Enrichment+"="+p.URLs[api.Enrichment]+","+api.Records+"="+p.URLs[api.Records])
+	}
+	if err := d.prepare(ctx); err != nil {
+		stop()
+		return nil, func() {}, fmt.Errorf("phase %s: set: %w", scen.Phases[0].Name, err)
+	}
+	d.start = time.Now().Add(startLead).Round(time.Millisecond)
+	*args = append(*args, "--phases", scen.PhaseArg(), "--start-at", d.start.UTC().Format(time.RFC3339Nano))
+	return d, stop, nil
+}
+
+// restarts counts the restarts the runner made during the run.
+func (r RunRecord) restarts() int {
+	n := 0
+	for _, ev := range r.PhaseEvents {
+		if strings.HasPrefix(ev.Action, "restart") {
+			n++
+		}
+	}
+	return n
+}
+
+// phaseTrouble says which phase change failed, if one did: the run did not
+// have the conditions it was to measure.
+func (r RunRecord) phaseTrouble() string {
+	for _, ev := range r.PhaseEvents {
+		if ev.Err != "" {
+			return fmt.Sprintf("phase %s: %s at %.2f lab s: %s", ev.Phase, ev.Action, ev.At, ev.Err)
+		}
+	}
+	return ""
+}
+
+// lateStart says whether a phased run's child started its clock so late
+// after the agreed start that its phases no longer line up with the
+// runner's changes.
+func (r RunRecord) lateStart(scale float64) string {
+	if len(r.Client.Phases) == 0 {
+		return ""
+	}
+	if late := r.Client.StartLateSeconds / scale; late > maxStartLate.Seconds() {
+		return fmt.Sprintf("the client started its clock %.2f lab s after the agreed start (at most %v): its phases do not line up with the runner's changes", late, maxStartLate)
+	}
+	return ""
+}
