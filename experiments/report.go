@@ -55,6 +55,8 @@ type report struct {
 	// design; Excluded lists every run that is not valid, with its reason.
 	Exploratory string
 	Excluded    []string
+	// Phased is the phased scenarios' section (report_phases.go).
+	Phased phasedReport
 }
 
 // table is a header and rows of cells.
@@ -108,6 +110,7 @@ func newReport(r *Results) report {
 	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
 	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
 	rep.AdvisedIntro = advisedIntro
+	rep.Phased = phasedReportOf(r)
 	for _, cpu := range sp.CPUs {
 		t := table{Caption: cpu.Name, Head: append([]string{"strategy"}, sp.Scenarios...)}
 		for _, st := range sp.Strategies {

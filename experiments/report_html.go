@@ -32,6 +32,7 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 <h2>Every cell</h2>
 <p>{{.CellsIntro}}</p>
 {{template "table" .Cells}}
+{{template "phased" .}}
 <h2>Verdicts</h2>
 <p>{{.VerdictsIntro}}</p>
 {{if .Exploratory}}<p class="partial">Exploratory: {{.Exploratory}}. The verdicts below are computed, not findings.</p>
@@ -69,6 +70,9 @@ func WriteHTML(w io.Writer, r *Results) error {
 		AcceptedIntro, CellsIntro string
 		Figures                   []htmlFigure
 	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro}
+	if err := addPhasedFigures(r, data.Phased.Sections); err != nil {
+		return err
+	}
 	for _, f := range figs {
 		data.Figures = append(data.Figures, htmlFigure{Caption: f.Caption, SVG: template.HTML(f.SVG)}) // #nosec G203: our own SVG
 	}
