@@ -86,6 +86,11 @@ func Summaries(spec Spec, runs []RunRecord, mockCfg config.Config, advised map[s
 		if st, ok := cs.Stats["records_in_flight"]; ok {
 			inFlight = int(st.Median)
 		}
+		if _, phased := spec.Phased(c.Scenario); phased {
+			// Conditions change during the run: no one profile bounds it.
+			out = append(out, cs)
+			continue
+		}
 		cs.Bound = CellBound(mockCfg, c.Scenario, s, inFlight, spec.CallTimeout)
 		if st, ok := cs.Stats["accepted_per_second"]; ok && cs.Bound.Bound > 0 {
 			cs.Efficiency = st.Median / cs.Bound.Bound

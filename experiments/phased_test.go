@@ -126,6 +126,9 @@ func TestPhaseBoundaryChangesCapacityOnTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := WriteOutputs(t.TempDir(), res); err != nil {
+		t.Fatalf("the results of phased runs cannot be written: %v", err)
+	}
 	scale := spec.TimeScale
 	for _, run := range res.Runs {
 		if !run.Valid() {

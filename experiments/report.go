@@ -136,8 +136,12 @@ func newReport(r *Results) report {
 		"valid runs", "excluded runs"}
 	for _, cs := range r.Cells {
 		g := func(m string, d int) string { s, ok := cs.Stats[m]; return fmtStat(s, ok, d) }
+		bound, eff := fmt.Sprintf("%.1f (%s)", cs.Bound.Bound, cs.Bound.Limit), fmt.Sprintf("%.2f", cs.Efficiency)
+		if cs.Bound.Limit == "" {
+			bound, eff = "— (phased: see below)", "—"
+		}
 		rep.Cells.Rows = append(rep.Cells.Rows, []string{cs.Cell.String(), g("accepted_per_second", 2),
-			fmt.Sprintf("%.1f (%s)", cs.Bound.Bound, cs.Bound.Limit), fmt.Sprintf("%.2f", cs.Efficiency),
+			bound, eff,
 			g("duration_seconds", 1), g("write_rejections", 0), g("peak_concurrent_writes", 0),
 			g("peak_in_flight_enrichment", 0), g("peak_in_flight_records", 0), g("incomplete", 0),
 			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism,
