@@ -85,8 +85,8 @@ const (
 func newReport(r *Results) report {
 	sp, e := r.Experiment, r.Environment
 	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name),
-		Setup: fmt.Sprintf("%d records per run, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
-			sp.Records, sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
+		Setup: fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
+			perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
 	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
 		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
 			sp.Seed, RunSeed(sp, 1), RunSeed(sp, sp.Runs))
@@ -256,4 +256,12 @@ func calibrationTable(c *Calibration) (table, string) {
 	default:
 		return t, "Not judged: " + why + "; every verdict is inconclusive (--accept-bias judges anyway, and says so)."
 	}
+}
+
+// perRun says what bounds a run: its records, or its lab time.
+func perRun(sp Spec) string {
+	if sp.Duration > 0 {
+		return fmt.Sprintf("Time-bounded runs of %v lab time (records keep coming; at most %d records per run)", sp.Duration, sp.Records)
+	}
+	return fmt.Sprintf("%d records per run", sp.Records)
 }

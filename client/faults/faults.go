@@ -28,7 +28,7 @@ import (
 const (
 	Latency   = "latency"    // every answer delayed by latency ± jitter
 	Bandwidth = "bandwidth"  // data capped at rate_kbps kilobytes per second
-	Reset     = "reset"      // the connection reset (TCP RST) after `after`
+	Reset     = "reset"      // the connection reset (TCP RST) `after` the first data in the fault's direction, which is dropped: the call it carried gets no answer
 	Blackhole = "blackhole"  // nothing passes; the connection closed after `after` (0: never)
 	SlowClose = "slow_close" // the connection's close delayed by `after`
 )
