@@ -75,7 +75,8 @@ func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.
 	if spec.File != "" {
 		return fromFile(a, spec.File)
 	}
-	if err := mock.SetProfile(ctx, scenario); err != nil {
+	// A phased scenario is probed under the profile it starts from.
+	if err := mock.SetProfile(ctx, r.Spec.profileOf(scenario)); err != nil {
 		return fail("set profile: %v", err)
 	}
 	lab := pipelines.Lab()

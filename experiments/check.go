@@ -53,6 +53,7 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 		default:
 			// Everything the status rests on is raw data of the run.
 			run.Status, run.Reason = RunValid, ""
+			run.Faulted = r.Experiment.faulted(stored.Cell.Scenario) // from the design, not the stored flag
 			run.Metrics, run.Reconciliation = nil, nil
 			derive(&run, r.Experiment.TimeScale)
 			if err := compare(name, []any{

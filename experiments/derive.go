@@ -115,7 +115,10 @@ func derive(rec *RunRecord, scale float64) {
 	if rec.Unknown != nil {
 		unknown = *rec.Unknown
 	}
-	rc := ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.restarts())
+	rc := Reconcile(*rec.Client, *rec.Server, unknown)
+	if rec.Faulted {
+		rc = ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.restarts())
+	}
 	rec.Reconciliation = &rc
 	// Writes answered 201, or of unknown outcome and found stored, that the
 	// store does not hold: 0 when nothing acknowledged was lost. Only runs
@@ -134,8 +137,12 @@ func derive(rec *RunRecord, scale float64) {
 		rec.Status, rec.Reason = RunFailed, rec.phaseTrouble()
 	case !rec.QuietBefore.Quiet:
 		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
+	case rec.Client.RecordsCapReached:
+		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("all %d records of the cap began before the run's duration ended: it was not time-bounded", rec.Client.Records)
 	case rec.lateStart(scale) != "":
 		rec.Status, rec.Reason = RunInvalid, rec.lateStart(scale)
+	case rec.lateChange() != "":
+		rec.Status, rec.Reason = RunInvalid, rec.lateChange()
 	case !rec.QuietAfter.Quiet:
 		rec.Status, rec.Reason = RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
 	case rec.Server.Seed != rec.Seed:

@@ -35,6 +35,9 @@ type MockProcess struct {
 	// Dir holds the store; URL is the base URL (the same after a restart).
 	Dir string
 	URL string
+	// Replayed is what the store replayed at the last start ("store PATH:
+	// N accepted writes replayed", and any torn last line).
+	Replayed string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -81,25 +84,28 @@ func (m *MockProcess) start(seed uint32) error {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	line := make(chan string, 1)
+	lines := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			line <- sc.Text()
+		var first [2]string
+		for i := range first {
+			if sc.Scan() {
+				first[i] = sc.Text()
+			}
 		}
-		close(line)
+		lines <- first
 		for sc.Scan() { // keep the pipe drained
 		}
 	}()
 	select {
-	case url, ok := <-line:
-		if !ok || !strings.HasPrefix(url, "http://") {
+	case first := <-lines:
+		if !strings.HasPrefix(first[0], "http://") {
 			_ = cmd.Process.Kill()
 			<-exited
 			return fmt.Errorf("mock process did not start: %s", strings.TrimSpace(stderr.String()))
 		}
 		m.mu.Lock()
-		m.cmd, m.exited, m.URL = cmd, exited, url
+		m.cmd, m.exited, m.URL, m.Replayed = cmd, exited, first[0], first[1]
 		m.mu.Unlock()
 		return nil
 	case <-time.After(30 * time.Second):
@@ -112,7 +118,7 @@ func (m *MockProcess) start(seed uint32) error {
 // Restart stops the process with signal (SignalTerm or SignalKill), waits for it to exit, and starts it again on the same
 // address with seed: the store it replays holds every write it had
 // acknowledged.
-func (m *MockProcess) Restart(ctx context.Context, sig string, seed uint32) error {
+func (m *MockProcess) Restart(ctx context.Context, sig string, seed uint32) (replayed string, err error) {
 	m.mu.Lock()
 	cmd, exited := m.cmd, m.exited
 	m.mu.Unlock()
@@ -120,23 +126,28 @@ func (m *MockProcess) Restart(ctx context.Context, sig string, seed uint32) erro
 	if sig == SignalKill {
 		s = syscall.SIGKILL
 	}
-	if err := cmd.Process.Signal(s); err != nil {
-		return fmt.Errorf("mock process: signal %s: %w", sig, err)
-	}
 	select {
-	case <-exited:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-exited: // already gone (an earlier restart failed to start it): start it
+	default:
+		if err := cmd.Process.Signal(s); err != nil {
+			return "", fmt.Errorf("mock process: signal %s: %w", sig, err)
+		}
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
 	}
 	// The address was ours a moment ago; a new listener may still race
 	// with the old one's teardown: try for a while.
-	var err error
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if err = m.start(seed); err == nil {
-			return nil
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return m.Replayed, nil
 		}
 	}
-	return err
+	return "", err
 }
 
 // Stop ends the process gracefully and removes its store.

@@ -240,7 +240,7 @@ func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
 			t.Fatalf("run %d: %s: %s", run.Run, run.Status, run.Reason)
 		}
 		c, rc := run.Client, run.Reconciliation
-		if run.restarts() != 1 || rc.Partial == "" {
+		if run.restarts() != 1 || rc.Partial == "" || !strings.Contains(run.PhaseEvents[0].Note, "accepted writes replayed") {
 			t.Errorf("run %d: %d restarts, reconciliation %+v", run.Run, run.restarts(), rc)
 		}
 		if lost := run.Metrics["acknowledged_writes_lost"]; lost != 0 || c.WritesCreated+run.Unknown.Stored != run.Server.StoredWrites {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -114,6 +115,8 @@ func specMap(s latency.Spec) map[string]any {
 	_ = yaml.Unmarshal(b, &m)
 	// Zero fields are omitted by the spec's tags: name them, so that a
 	// field of the distribution in force (a hang, say) does not survive.
+	// (The built-ins' distributions have no components or resolution; their
+	// definitions are part of the locked design, so they stay as locked.)
 	for _, k := range []string{"hang_duration", "value", "min", "max", "median"} {
 		if _, ok := m[k]; !ok {
 			m[k] = "0s"
@@ -154,6 +157,13 @@ func (s Spec) HasRestarts() bool {
 	return false
 }
 
+// faulted says whether a scenario injects network faults or restarts the
+// mock service: records failing is then what it measures.
+func (s Spec) faulted(scenario string) bool {
+	p, ok := s.Phased(scenario)
+	return ok && (p.HasFaults() || slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Restart != nil }))
+}
+
 // profileOf is the profile a scenario starts from.
 func (s Spec) profileOf(scenario string) string {
 	if p, ok := s.Phased(scenario); ok {
@@ -191,12 +201,16 @@ func (p PhasedScenario) Total() time.Duration { return p.Start(len(p.Phases)) }
 // patchBody is a phase's Set as PATCH /admin/config's JSON body.
 func (ph Phase) patchBody() ([]byte, error) { return json.Marshal(ph.Set) }
 
-// scaledFaults is the phase's faults with their durations in real time.
+// scaledFaults is the phase's faults in real time: durations times the
+// time scale, a bandwidth divided by it (rounded up: never 0).
 func (ph Phase) scaledFaults(scale float64) []faults.Fault {
 	out := slices.Clone(ph.Faults)
 	sc := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	for i := range out {
 		out[i].Latency, out[i].Jitter, out[i].After = sc(out[i].Latency), sc(out[i].Jitter), sc(out[i].After)
+		if out[i].RateKBps > 0 {
+			out[i].RateKBps = int64(math.Ceil(float64(out[i].RateKBps) / scale))
+		}
 	}
 	return out
 }
@@ -252,6 +266,10 @@ func (s Spec) validatePhased(name string, p PhasedScenario, at []any) (field str
 			if err := ft.Validate(); err != nil {
 				fl, w := f("phases", i, "faults", j)
 				return fl, w, err
+			}
+			if ft.Direction == "upstream" && (ft.Kind == faults.Reset || ft.Kind == faults.Blackhole) {
+				fl, w := f("phases", i, "faults", j, "direction")
+				return fl, w, fmt.Errorf("a %s upstream drops requests the client has sent in full, so no run could reconcile its calls with the server's: use downstream", ft.Kind)
 			}
 			if !slices.Contains(deps, ft.Dependency) {
 				fl, w := f("phases", i, "faults", j, "dependency")

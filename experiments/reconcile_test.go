@@ -192,3 +192,32 @@ func TestReconcileFigures(t *testing.T) {
 		t.Errorf("duplicates, rejections and enrichment calls differ: %q", rc.Differences)
 	}
 }
+
+// In a run with faults or restarts a store lacking acknowledged writes is
+// the measurement, not a difference: the run stays valid and
+// acknowledged_writes_lost counts them, so "no acknowledged write is lost"
+// can be refuted. A store holding more than the client can account for
+// still does not reconcile; after a restart only the store is compared.
+func TestFaultedRunsMeasureLostWrites(t *testing.T) {
+	c := records.Result{WritesCreated: 10, CallsSent: map[string]int{api.Records: 10}}
+	server := func(stored int) api.Stats {
+		return api.Stats{StoredWrites: stored, Stations: map[string]api.StationStats{
+			api.Records: {Requests: map[api.Outcome]float64{api.OutcomeServed: 10}}}}
+	}
+	if rc := Reconcile(c, server(9), Resolution{}); len(rc.Differences) != 1 {
+		t.Errorf("steady run, one acknowledged write missing: %q", rc.Differences)
+	}
+	if rc := ReconcileRestarted(c, server(9), Resolution{}, 0); len(rc.Differences) != 0 {
+		t.Errorf("faulted run, one acknowledged write missing: %q", rc.Differences)
+	}
+	if rc := ReconcileRestarted(c, server(11), Resolution{}, 1); len(rc.Differences) != 1 || rc.Partial == "" {
+		t.Errorf("restarted run, a write stored that nobody sent: %+v", rc)
+	}
+	q := Quiet{Quiet: true}
+	rec := RunRecord{Status: RunValid, Faulted: true, Client: &c, Server: &api.Stats{StoredWrites: 9, Stations: server(9).Stations},
+		QuietBefore: &q, QuietAfter: &q, Unknown: &Resolution{}}
+	derive(&rec, 1)
+	if !rec.Valid() || rec.Metrics["acknowledged_writes_lost"] != 1 {
+		t.Errorf("faulted run with a lost write: %s %q, lost %v", rec.Status, rec.Reason, rec.Metrics["acknowledged_writes_lost"])
+	}
+}

@@ -212,7 +212,7 @@ func drainSpan(r *Results, c Cell, ps PhasedScenario) string {
 // phaseEventsTable is the runner's changes in run 1 of each strategy (the
 // cell's first run when it has no run 1).
 func phaseEventsTable(r *Results, sc, cpu string) table {
-	t := table{Head: []string{"strategy", "run", "phase", "action", "scheduled (lab s)", "begun (lab s)", "took effect (lab s)", "error"}}
+	t := table{Head: []string{"strategy", "run", "phase", "action", "scheduled (lab s)", "begun (lab s)", "took effect (lab s)", "error or note"}}
 	for _, st := range r.Experiment.Strategies {
 		c := Cell{st, sc, cpu}
 		i := slices.IndexFunc(r.Runs, func(run RunRecord) bool { return run.Cell == c && run.Run == 1 })
@@ -232,7 +232,10 @@ func phaseEventsTable(r *Results, sc, cpu string) table {
 		}
 		for _, ev := range run.PhaseEvents {
 			errText := ev.Err
-			if errText == "" {
+			switch {
+			case errText == "" && ev.Note != "":
+				errText = ev.Note
+			case errText == "":
 				errText = "none"
 			}
 			t.Rows = append(t.Rows, []string{st, label, ev.Phase, ev.Action, fmt.Sprintf("%.2f", ev.Scheduled),

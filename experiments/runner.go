@@ -76,7 +76,7 @@ type Runner struct {
 	// Restart, when set, restarts the mock service's process on the same
 	// address (signal TERM or KILL), started with seed and its store:
 	// phased scenarios with a restart need it.
-	Restart func(ctx context.Context, signal string, seed uint32) error
+	Restart func(ctx context.Context, signal string, seed uint32) (replayed string, err error)
 
 	// advisedFiles are the strategy files of the advised cells, by
 	// scenario, for the runs' --strategy-file.
@@ -286,12 +286,18 @@ func (r *Runner) runAt(ctx context.Context, mock api.Client, scale float64, mock
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if driver != nil {
+		// The driver's changes end with the phases, which end before the
+		// child does; a child that ended early (failed) stops them.
 		driverCtx, stopDriver := context.WithCancel(runCtx)
+		defer stopDriver()
 		driven := make(chan struct{})
 		go func() { defer close(driven); driver.run(driverCtx) }()
 		err = cmd.Run()
-		stopDriver()
+		if time.Now().Before(driver.real(driver.scen.Total())) {
+			stopDriver()
+		}
 		<-driven
+		stopProxies() // nothing delayed in a proxy reaches the mock service after the quiet wait begins
 		rec.PhaseEvents = driver.Events()
 	} else {
 		err = cmd.Run()

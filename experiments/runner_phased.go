@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +26,9 @@ type PhaseEvent struct {
 	// mock service answered again with the phase's settings).
 	Done float64 `json:"done"`
 	Err  string  `json:"error,omitempty"`
+	// Note: for a restart, what the restarted mock service's store
+	// replayed.
+	Note string `json:"note,omitempty"`
 }
 
 // startLead is how far ahead of now a phased run's clock is set to start:
@@ -73,8 +75,8 @@ func wait(ctx context.Context, t time.Time) bool {
 	}
 }
 
-func (d *phaseDriver) record(phase, action string, scheduled time.Duration, at time.Time, err error) {
-	ev := PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now())}
+func (d *phaseDriver) record(phase, action string, scheduled time.Duration, at time.Time, err error, note ...string) {
+	ev := PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now()), Note: strings.Join(note, "")}
 	if err != nil {
 		ev.Err = err.Error()
 	}
@@ -125,7 +127,8 @@ func (d *phaseDriver) run(ctx context.Context) {
 				return
 			}
 			t := time.Now()
-			d.record(ph.Name, "restart "+rs.Signal, when, t, d.restart(ctx, i, rs.Signal))
+			replayed, err := d.restart(ctx, i, rs.Signal)
+			d.record(ph.Name, "restart "+rs.Signal, when, t, err, replayed)
 		}
 	}
 }
@@ -133,13 +136,19 @@ func (d *phaseDriver) run(ctx context.Context) {
 // restart stops and starts the mock service's process, then gives it the
 // run's seed (at its start), the scenario's profile and every phase's
 // settings up to phase i, in order.
-func (d *phaseDriver) restart(ctx context.Context, i int, signal string) error {
+func (d *phaseDriver) restart(ctx context.Context, i int, signal string) (replayed string, err error) {
 	if d.r.Restart == nil {
-		return fmt.Errorf("the runner cannot restart this mock service (one at --target)")
+		return "", fmt.Errorf("the runner cannot restart this mock service (one at --target)")
 	}
-	if err := d.r.Restart(ctx, signal, d.seed); err != nil {
-		return err
+	if replayed, err = d.r.Restart(ctx, signal, d.seed); err != nil {
+		return replayed, err
 	}
+	return replayed, d.resume(ctx, i)
+}
+
+// resume gives a restarted mock service the scenario's profile and every
+// phase's settings up to phase i, in order.
+func (d *phaseDriver) resume(ctx context.Context, i int) error {
 	if _, err := d.mock.DiscoverWait(ctx, api.PathEnrich, restartWait); err != nil {
 		return fmt.Errorf("after the restart: %w", err)
 	}
@@ -182,7 +191,7 @@ func (r *Runner) phased(ctx context.Context, mock api.Client, c Cell, scale floa
 		return nil, func() {}, nil
 	}
 	d := &phaseDriver{r: r, mock: mock, scen: scen, scale: scale, seed: rec.Seed}
-	rec.Faulted = scen.HasFaults() || slices.ContainsFunc(scen.Phases, func(ph Phase) bool { return ph.Restart != nil })
+	rec.Faulted = r.Spec.faulted(c.Scenario)
 	stop := func() {}
 	if scen.HasFaults() {
 		target := r.clientTarget(mock)
@@ -190,14 +199,16 @@ func (r *Runner) phased(ctx context.Context, mock api.Client, c Cell, scale floa
 		if err != nil {
 			return nil, stop, fmt.Errorf("fault proxies: %w", err)
 		}
-		d.proxies, stop = p, p.Stop
+		d.proxies, stop = p, sync.OnceFunc(p.Stop)
 		*args = append(*args, "--call-url", api.Enrichment+"="+p.URLs[api.Enrichment]+","+api.Records+"="+p.URLs[api.Records])
 	}
 	if err := d.prepare(ctx); err != nil {
 		stop()
 		return nil, func() {}, fmt.Errorf("phase %s: set: %w", scen.Phases[0].Name, err)
 	}
-	d.start = time.Now().Add(startLead).Round(time.Millisecond)
+	// The schedule keeps the monotonic clock; the child gets the same
+	// instant by the wall clock.
+	d.start = time.Now().Add(startLead)
 	*args = append(*args, "--phases", scen.PhaseArg(), "--start-at", d.start.UTC().Format(time.RFC3339Nano))
 	return d, stop, nil
 }
@@ -219,6 +230,26 @@ func (r RunRecord) phaseTrouble() string {
 	for _, ev := range r.PhaseEvents {
 		if ev.Err != "" {
 			return fmt.Sprintf("phase %s: %s at %.2f lab s: %s", ev.Phase, ev.Action, ev.At, ev.Err)
+		}
+	}
+	return ""
+}
+
+// maxChangeLate is how late (lab time) a phase change may take effect
+// after its scheduled time before the run is invalid: its figures would
+// fall in the wrong phase.
+const maxChangeLate = time.Second
+
+// lateChange names a phase change that took effect more than maxChangeLate
+// after its scheduled time (a restart: from when its signal was sent).
+func (r RunRecord) lateChange() string {
+	for _, ev := range r.PhaseEvents {
+		at := ev.Done
+		if strings.HasPrefix(ev.Action, "restart") {
+			at = ev.At
+		}
+		if late := at - ev.Scheduled; late > maxChangeLate.Seconds() {
+			return fmt.Sprintf("phase %s: %s took effect %.2f lab s after its scheduled %.2f (at most %v): the phases' figures would not be the phases'", ev.Phase, ev.Action, late, ev.Scheduled, maxChangeLate)
 		}
 	}
 	return ""

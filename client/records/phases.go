@@ -206,6 +206,7 @@ func (t *tally) fill(res *Result, cfg Config, begun int, elapsed time.Duration) 
 		return
 	}
 	res.DurationLimit = cfg.Duration.Seconds()
+	res.RecordsCapReached = begun == cfg.Records
 	// The run's span in lab seconds: its duration and drain, or up to its
 	// end when it ended early.
 	span := min(elapsed.Seconds()/cfg.TimeScale, res.DurationLimit)

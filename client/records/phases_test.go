@@ -107,7 +107,7 @@ func TestTimeBoundedRunEndsAtItsCap(t *testing.T) {
 		c.Phases = []records.Phase{{Name: "a", Duration: time.Minute}, {Name: "b", Duration: time.Minute}}
 	})
 	checkTimed(t, res)
-	if res.Records != 20 || res.Complete != 20 || res.DurationLimit != 120 || res.DurationSeconds > 6 {
+	if res.Records != 20 || res.Complete != 20 || res.DurationLimit != 120 || res.DurationSeconds > 6 || !res.RecordsCapReached {
 		t.Fatalf("records %d, complete %d, limit %v, %.2f s", res.Records, res.Complete, res.DurationLimit, res.DurationSeconds)
 	}
 	a, b := res.Phases[0], res.Phases[1]
@@ -179,12 +179,13 @@ func TestPhasedRunSeesTheSqueeze(t *testing.T) {
 			t.Errorf("phase %d: %+v (client peak writes %d)", i, p, res.PeakInFlight[records.Records])
 		}
 	}
-	// Records in progress at 9 lab s end in the drain; none begins there.
-	if len(res.Phases) == 4 {
-		d := res.Phases[3]
-		if d.Name != records.DrainPhase || d.Start != 9 || d.End < 9 || d.Begun != 0 || d.Ended == 0 {
-			t.Errorf("drain %+v", d)
-		}
+	// Records in progress at 9 lab s (32 are, with C2) end in the drain;
+	// none begins there.
+	if len(res.Phases) != 4 {
+		t.Fatalf("%d phases, want 3 and the drain: %+v", len(res.Phases), res.Phases)
+	}
+	if d := res.Phases[3]; d.Name != records.DrainPhase || d.Start != 9 || d.End < 9 || d.Begun != 0 || d.Ended == 0 {
+		t.Errorf("drain %+v", d)
 	}
 }
 

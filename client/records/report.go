@@ -82,6 +82,9 @@ func WriteResult(w io.Writer, r Result) error {
 		if r.StartLateSeconds > 0 {
 			fmt.Fprintf(w, " (%.3f real s after --start-at)", r.StartLateSeconds)
 		}
+		if r.RecordsCapReached {
+			fmt.Fprintf(w, "; ENDED EARLY: all %d records of --records began before the duration ended", r.Records)
+		}
 		fmt.Fprintln(w)
 	}
 	if len(r.Phases) > 0 {

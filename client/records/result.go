@@ -70,6 +70,9 @@ type Result struct {
 	StartLateSeconds float64   `json:"start_late_seconds,omitempty"`
 	// DurationLimit is Config.Duration in lab seconds (0: batch-bounded).
 	DurationLimit float64 `json:"duration_limit_lab_seconds,omitempty"`
+	// RecordsCapReached: a time-bounded run began its last record allowed
+	// by --records before its duration ended (it ended early, by the cap).
+	RecordsCapReached bool `json:"records_cap_reached,omitempty"`
 	// Phases are a phased run's figures, phase by phase, then "drain" when
 	// records ended after the last phase.
 	Phases []PhaseResult `json:"phases,omitempty"`

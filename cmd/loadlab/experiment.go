@@ -126,7 +126,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 	// the in-process, in-memory one its committed results were measured
 	// with.
 	url := *target
-	var restart func(context.Context, string, uint32) error
+	var restart func(context.Context, string, uint32) (string, error)
 	switch {
 	case url == "" && spec.HasPhased():
 		mp, err := experiments.StartMockProcess(bin, mockCfg)

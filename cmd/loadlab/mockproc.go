@@ -28,12 +28,19 @@ func enterMockProcess() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	_, url, stopMock, err := mockservice.Start(cfg)
+	svc, url, stopMock, err := mockservice.Start(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
 		os.Exit(exitUsage)
 	}
 	fmt.Println(url)
+	// What the store replayed: the runner logs it with a restart.
+	r := svc.Replayed
+	torn := ""
+	if r.TornEnd {
+		torn = "; a torn last line (an append cut short, never acknowledged) was ignored"
+	}
+	fmt.Printf("store %s: %d accepted writes replayed%s\n", r.Path, r.Writes, torn)
 	<-ctx.Done()
 	if err := stopMock(); err != nil {
 		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
