@@ -50,6 +50,7 @@ func TestPhasedSpecErrors(t *testing.T) {
 		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: records, kind: latency, latency: -1s}]", "phased.drop.phases.1.faults.0: latency: -1s must be ≥ 0"},
 		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: records, kind: reset, probability: 1.5}]", "probability: 1.5 must be in [0, 1]"},
 		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: geo, kind: reset}]", `"geo" is not a dependency of the lab's pipeline`},
+		{"set: {records: {workers: 2, queue: 2}}|faults: [{dependency: records, kind: blackhole, direction: upstream}]", "faults.0.direction: a blackhole upstream drops requests"},
 		{"set: {records: {workers: 2, queue: 2}}|restart: {after: 1s, signal: HUP}", `phased.drop.phases.1.restart.signal: "HUP" is not TERM`},
 		{"set: {records: {workers: 2, queue: 2}}|restart: {after: 2s, signal: KILL}", "restart.after: 2s must be in [0, the phase's 2s)"},
 		{"name: after|name: before", `phased.drop.phases.2.name: "before" is used twice`},
