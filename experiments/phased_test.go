@@ -89,7 +89,9 @@ func TestPhasedSpecErrors(t *testing.T) {
 // lab second is 500 ms real, which a test binary under -race on a busy
 // 2-core machine keeps to (at 0.2 its 200 ms was missed under load).
 func TestPhaseBoundaryChangesCapacityOnTime(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it times changes to a lab second, and its child runs
+	// would load the parallel tests (the tiny matrix's 100 ms call
+	// timeouts at time scale 0.05) on a 2-core machine.
 	bin := buildLoadlab(t)
 	spec, err := LoadSpec(writeFile(t, t.TempDir(), "spec.yaml", phasedSpec))
 	if err != nil {
@@ -216,7 +218,7 @@ phased:
 // else is; the run reconciles on the store, and records keep being written
 // after the restart.
 func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
-	t.Parallel()
+	// Not parallel, for the same reason.
 	bin := buildLoadlab(t)
 	spec, err := LoadSpec(writeFile(t, t.TempDir(), "spec.yaml", crashSpec))
 	if err != nil {
