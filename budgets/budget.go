@@ -70,6 +70,11 @@ type Config struct {
 	// with every other budget given the same Pool; Limit must then be
 	// NoLimit. Nil: the budget's permits are Limit's.
 	Pool *Pool `json:"-" yaml:"-"`
+	// Adaptive, when set, is an adaptive limit the budget's permits come
+	// from (Limit NoLimit, no Pool): it moves after every call of the
+	// budget (strategy C5). Its current limit is the gauge
+	// loadlab_client_limit.
+	Adaptive *Adaptive `json:"-" yaml:"-"`
 	// Rate caps calls started per second by this budget; 0 means no rate
 	// limit. A budget drawing from a shared Pool keeps its own rate.
 	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
@@ -90,7 +95,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("limit: %d must be %d (NoLimit) with a pool, whose permits replace it", c.Limit, NoLimit)
 	case c.Pool != nil && c.Pool.sem == nil:
 		return errors.New("pool: the zero Pool holds no permits; make one with NewPool")
-	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0 && c.Pool == nil:
+	case c.checkAdaptive() != nil:
+		return c.checkAdaptive()
+	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0 && c.Pool == nil && c.Adaptive == nil:
 		return fmt.Errorf("limit: %d must be ≥ 1 (or %d with a rate or a pool)", c.Limit, NoLimit)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate: %v must be ≥ 0 and finite", c.Rate)
@@ -119,6 +126,9 @@ type Result struct {
 	// Latency is the time of the call itself (zero when it was never made).
 	Latency time.Duration
 	Err     error
+	// inFlight is the calls in flight under an adaptive limit once this
+	// one held its permit (itself included), for the limit's update.
+	inFlight int
 }
 
 // Call is the guarded operation: it gets a context carrying the call
@@ -130,7 +140,8 @@ type Call func(ctx context.Context) (status int, err error)
 type Budget struct {
 	name    string
 	cfg     Config
-	pool    *Pool         // nil: no concurrency limit
+	pool    *Pool         // nil: no concurrency limit (or an adaptive one)
+	adapt   *Adaptive     // nil: no adaptive limit
 	limiter *rate.Limiter // nil: no rate limit
 	// success and rejection, when success is not nil, replace the default
 	// judging of answers (Statuses).
@@ -147,7 +158,11 @@ func New(name string, cfg Config, m *Metrics) (*Budget, error) {
 	if m == nil {
 		return nil, errors.New("budgets: " + name + ": nil metrics")
 	}
-	b := &Budget{name: name, cfg: cfg, pool: cfg.Pool, metrics: m}
+	b := &Budget{name: name, cfg: cfg, pool: cfg.Pool, adapt: cfg.Adaptive, metrics: m}
+	if b.adapt != nil {
+		g := m.limit.WithLabelValues(name)
+		b.adapt.watch(func(n int) { g.Set(float64(n)) })
+	}
 	if cfg.Limit != NoLimit {
 		b.pool = NewPool(cfg.Limit)
 	}
@@ -228,6 +243,11 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 		b.pool.release()
 	}
 	res.Class, res.Status, res.Latency, res.Err = b.classify(status, err, timedOut), status, latency, err
+	if b.adapt != nil {
+		// Rejections and call timeouts are drops; an interrupted run's
+		// calls do not move the limit.
+		b.adapt.release(res.inFlight, res.Class == Rejected || res.Class == CallTimeout, ctx.Err() == nil)
+	}
 	d.record(res, reached)
 	return res
 }
@@ -241,7 +261,7 @@ type stages struct{ rate, permit bool }
 // Do turns an ended ctx into Error).
 func (b *Budget) acquire(ctx context.Context, d *depMetrics, res *Result) (stages, error) {
 	var reached stages
-	if b.pool == nil && b.limiter == nil {
+	if b.pool == nil && b.limiter == nil && b.adapt == nil {
 		return reached, nil
 	}
 	d.waiting(1)
@@ -257,11 +277,16 @@ func (b *Budget) acquire(ctx context.Context, d *depMetrics, res *Result) (stage
 			return reached, fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
 		}
 	}
-	if b.pool != nil {
+	if b.pool != nil || b.adapt != nil {
 		reached.permit = true
 		permitStart := time.Now()
 		pctx, cancel := context.WithDeadline(ctx, deadline)
-		err := b.pool.acquire(pctx)
+		var err error
+		if b.adapt != nil {
+			res.inFlight, err = b.adapt.acquire(pctx)
+		} else {
+			err = b.pool.acquire(pctx)
+		}
 		cancel()
 		res.PermitWait = time.Since(permitStart)
 		if err != nil {

@@ -17,6 +17,7 @@ const namespace = "loadlab_client"
 // per run and share it among that run's budgets.
 type Metrics struct {
 	inFlight, waiting, highWater *prometheus.GaugeVec
+	limit                        *prometheus.GaugeVec
 	permitWait, rateWait         *prometheus.HistogramVec
 	callDuration                 *prometheus.HistogramVec
 	calls                        *prometheus.CounterVec
@@ -37,6 +38,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
 		inFlight: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight",
 			Help: "Calls holding a permit and in progress, per dependency."}, []string{"dependency"}),
+		limit: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "limit",
+			Help: "The adaptive concurrency limit now, per dependency with one (strategy C5)."}, []string{"dependency"}),
 		waiting: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "permit_waiting",
 			Help: "Callers waiting for a rate token or a permit, per dependency."}, []string{"dependency"}),
 		highWater: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "calls_in_flight_high_water",

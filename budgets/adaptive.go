@@ -1,0 +1,200 @@
+package budgets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// AIMD is the loss-based adaptive concurrency limit of Netflix's
+// concurrency-limits (AIMDLimit.\_update): after each call, when the call
+// was dropped — for us a rejection (503/429) or a call timeout — the limit
+// becomes ⌊limit × Backoff⌋; otherwise, when the limit was in use (the
+// calls in flight as the call was sent, times 2, reach the limit), it grows
+// by 1; the result is kept within [Floor, Ceiling]. The library's defaults
+// (floor 20, ceiling 200) are above the lab's whole system of record (6
+// workers + 6 queue slots), so loadlab has none: the floor and ceiling come
+// from the dependency (loadlab probe and advise give its knee and first
+// rejection).
+type AIMD struct {
+	// Initial is the limit at the start (in [Floor, Ceiling]).
+	Initial int `json:"initial" yaml:"initial"`
+	// Floor and Ceiling bound the limit (1 ≤ Floor ≤ Ceiling).
+	Floor   int `json:"floor" yaml:"floor"`
+	Ceiling int `json:"ceiling" yaml:"ceiling"`
+	// Backoff multiplies the limit on a drop, in (0, 1) (Netflix: 0.9).
+	Backoff float64 `json:"backoff" yaml:"backoff"`
+}
+
+// DefaultAIMDBackoff is Netflix AIMDLimit's backoff ratio.
+const DefaultAIMDBackoff = 0.9
+
+// Validate names the first bad field.
+func (a AIMD) Validate() error {
+	switch {
+	case a.Floor < 1:
+		return fmt.Errorf("floor: %d must be ≥ 1", a.Floor)
+	case a.Ceiling < a.Floor:
+		return fmt.Errorf("ceiling: %d must be ≥ the floor, %d", a.Ceiling, a.Floor)
+	case a.Initial < a.Floor || a.Initial > a.Ceiling:
+		return fmt.Errorf("initial: %d must be in [floor %d, ceiling %d]", a.Initial, a.Floor, a.Ceiling)
+	case !(a.Backoff > 0 && a.Backoff < 1):
+		return fmt.Errorf("backoff: %v must be in (0, 1)", a.Backoff)
+	}
+	return nil
+}
+
+// Update is the next limit after a call sent with inFlight calls in flight
+// (itself included) that was dropped or not: the published rule, pure.
+func (a AIMD) Update(limit, inFlight int, dropped bool) int {
+	switch {
+	case dropped:
+		limit = int(float64(limit) * a.Backoff)
+	case inFlight*2 >= limit:
+		limit++
+	}
+	return min(a.Ceiling, max(a.Floor, limit))
+}
+
+// Adaptive is a concurrency limit that an algorithm moves after every call:
+// a pool of permits whose size changes. Callers wait first come, first
+// served; when the limit falls below the calls in flight, no caller is let
+// in until enough have ended. It is safe for concurrent use. Make one with
+// NewAdaptive and give it to a Config; a budget reports each call's outcome
+// to it when the call ends.
+type Adaptive struct {
+	alg AIMD
+
+	mu      sync.Mutex
+	limit   int
+	inUse   int
+	waiters []chan struct{} // FIFO; a closed channel is a granted permit
+	// changes counts the limit's moves (for tests and metrics readers).
+	changes int
+	// onChange, when set, is told each new limit (a gauge).
+	onChange func(int)
+}
+
+// NewAdaptive returns an adaptive limit run by alg, starting at
+// alg.Initial, or an error naming alg's bad field.
+func NewAdaptive(alg AIMD) (*Adaptive, error) {
+	if err := alg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Adaptive{alg: alg, limit: alg.Initial}, nil
+}
+
+// Limit is the limit now.
+func (a *Adaptive) Limit() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.limit
+}
+
+// InUse is how many permits are held now (it may exceed Limit right after
+// the limit fell).
+func (a *Adaptive) InUse() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inUse
+}
+
+// Algorithm is the adaptive limit's rule and bounds.
+func (a *Adaptive) Algorithm() AIMD { return a.alg }
+
+// watch sets f to be told every new limit, and the current one now.
+func (a *Adaptive) watch(f func(int)) {
+	a.mu.Lock()
+	a.onChange = f
+	limit := a.limit
+	a.mu.Unlock()
+	f(limit)
+}
+
+// acquire waits for a permit under the current limit until ctx ends; it
+// returns the calls in flight once it holds its permit (itself included).
+func (a *Adaptive) acquire(ctx context.Context) (int, error) {
+	a.mu.Lock()
+	if len(a.waiters) == 0 && a.inUse < a.limit {
+		a.inUse++
+		n := a.inUse
+		a.mu.Unlock()
+		return n, nil
+	}
+	ch := make(chan struct{})
+	a.waiters = append(a.waiters, ch)
+	a.mu.Unlock()
+	select {
+	case <-ch:
+		a.mu.Lock()
+		n := a.inUse
+		a.mu.Unlock()
+		return n, nil
+	case <-ctx.Done():
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		select {
+		case <-ch: // granted as ctx ended: give the permit back
+			a.inUse--
+			a.grantLocked()
+		default:
+			for i, w := range a.waiters {
+				if w == ch {
+					a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+					break
+				}
+			}
+		}
+		return 0, ctx.Err()
+	}
+}
+
+// release returns a permit taken with inFlight calls in flight, telling the
+// algorithm whether its call was dropped. A call that was not the
+// dependency's to judge (the run was interrupted) passes judged false: the
+// limit does not move.
+func (a *Adaptive) release(inFlight int, dropped, judged bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inUse <= 0 {
+		panic("budgets: adaptive: released more permits than held")
+	}
+	a.inUse--
+	if judged {
+		if next := a.alg.Update(a.limit, inFlight, dropped); next != a.limit {
+			a.limit = next
+			a.changes++
+			if a.onChange != nil {
+				a.onChange(next)
+			}
+		}
+	}
+	a.grantLocked()
+}
+
+// grantLocked lets waiters in, first come first served, while the limit
+// allows.
+func (a *Adaptive) grantLocked() {
+	for len(a.waiters) > 0 && a.inUse < a.limit {
+		a.inUse++
+		close(a.waiters[0])
+		a.waiters = a.waiters[1:]
+	}
+}
+
+// checkAdaptive validates a Config's adaptive limit against its other
+// fields: an adaptive budget takes its permits from the adaptive limit
+// alone.
+func (c Config) checkAdaptive() error {
+	switch {
+	case c.Adaptive == nil:
+		return nil
+	case c.Limit != NoLimit || c.Pool != nil:
+		return errors.New("adaptive: give no limit and no pool with an adaptive limit")
+	}
+	if err := c.Adaptive.alg.Validate(); err != nil {
+		return fmt.Errorf("adaptive: %w (make it with NewAdaptive)", err)
+	}
+	return nil
+}
