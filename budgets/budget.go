@@ -197,6 +197,9 @@ func (b *Budget) Statuses(success, rejection []int) *Budget {
 	return b
 }
 
+// Adaptive returns the budget's adaptive limit (nil: none).
+func (b *Budget) Adaptive() *Adaptive { return b.adapt }
+
 // Name returns the budget's name.
 func (b *Budget) Name() string { return b.name }
 

@@ -35,6 +35,20 @@ type runner struct {
 	tally *tally
 }
 
+// limits is each adaptive limit now, by dependency (nil: none).
+func (r *runner) limits() map[string]int {
+	var out map[string]int
+	for dep, b := range r.budgets {
+		if ad := b.Adaptive(); ad != nil {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[dep] = ad.Limit()
+		}
+	}
+	return out
+}
+
 // countError records a call that ended in an error under its kind.
 func (r *runner) countError(dep string, res budgets.Result) {
 	kind := "transport error"
@@ -78,7 +92,14 @@ func buildBudgets(cfg Config, p *pipeline.Pipeline, m *budgets.Metrics) (map[str
 		limit, rate := s.PermitsFor(d.Name), s.RateFor(d.Name)
 		var b *budgets.Budget
 		var err error
-		if pool == nil && limit == budgets.NoLimit && rate == 0 {
+		if aimd, ok := s.Adaptive[d.Name]; ok {
+			ad, aerr := budgets.NewAdaptive(aimd)
+			if aerr != nil {
+				return nil, fmt.Errorf("adaptive.%s.%w", d.Name, aerr)
+			}
+			b, err = budgets.New(d.Name, budgets.Config{Limit: budgets.NoLimit, Adaptive: ad, Rate: rate / cfg.TimeScale, Burst: 1,
+				PermitTimeout: permit, CallTimeout: call}, m)
+		} else if pool == nil && limit == budgets.NoLimit && rate == 0 {
 			b, err = budgets.Unlimited(d.Name, call, m)
 		} else {
 			b, err = budgets.New(d.Name, budgets.Config{Limit: limit, Pool: pool, Rate: rate / cfg.TimeScale, Burst: 1,

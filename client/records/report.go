@@ -24,6 +24,16 @@ func (s Strategy) Describe() string {
 		parts = append(parts, fmt.Sprintf("%d records in flight", s.RecordsInFlight))
 	}
 	switch {
+	case len(s.Adaptive) > 0:
+		var each []string
+		for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
+			a := s.Adaptive[dep]
+			each = append(each, fmt.Sprintf("%s adaptive (AIMD from %d in [%d, %d], ×%g on a drop)", dep, a.Initial, a.Floor, a.Ceiling, a.Backoff))
+		}
+		for _, dep := range slices.Sorted(maps.Keys(s.Normalized().Permits)) {
+			each = append(each, fmt.Sprintf("%s %s", dep, permits(s.Normalized().Permits[dep])))
+		}
+		parts = append(parts, strings.Join(each, ", "))
 	case s.SharedPermits > 0:
 		parts = append(parts, fmt.Sprintf("%d permits shared by all calls", s.SharedPermits))
 	case len(s.Permits) > 0 || s.EnrichPermits > 0 || s.WritePermits > 0:
@@ -91,6 +101,13 @@ func WriteResult(w io.Writer, r Result) error {
 		writePhases(w, r.Phases)
 	}
 	fmt.Fprintf(w, "Writes (the last step's calls): %d rejected; server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
+	if len(r.AdaptiveLimits) > 0 {
+		var each []string
+		for _, dep := range slices.Sorted(maps.Keys(r.AdaptiveLimits)) {
+			each = append(each, fmt.Sprintf("%s %d", dep, r.AdaptiveLimits[dep]))
+		}
+		fmt.Fprintf(w, "Adaptive limits at the end: %s\n", strings.Join(each, ", "))
+	}
 	deps := slices.Sorted(maps.Keys(r.Calls))
 	var peaks []string
 	for _, dep := range deps {

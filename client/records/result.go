@@ -73,6 +73,8 @@ type Result struct {
 	// RecordsCapReached: a time-bounded run began its last record allowed
 	// by --records before its duration ended (it ended early, by the cap).
 	RecordsCapReached bool `json:"records_cap_reached,omitempty"`
+	// AdaptiveLimits is each adaptive limit (C5) at the run's end.
+	AdaptiveLimits map[string]int `json:"adaptive_limits,omitempty"`
 	// Phases are a phased run's figures, phase by phase, then "drain" when
 	// records ended after the last phase.
 	Phases []PhaseResult `json:"phases,omitempty"`

@@ -140,6 +140,8 @@ type Sample struct {
 	InFlight   int     `json:"records_in_flight"`
 	// Calls is the calls in flight to a pipeline's other dependencies.
 	Calls map[string]int `json:"calls_in_flight,omitempty"`
+	// Limits is each adaptive limit (C5) at the moment, by dependency.
+	Limits map[string]int `json:"limits,omitempty"`
 }
 
 // DefaultConfig is a 200-record C4 run against the mock service's default
@@ -261,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	start := waitStart(ctx, cfg.StartAt)
 	r.tally = newTally(cfg, start)
-	stopSampling := sample(cfg, start, metrics, p.Names(), r.tally.inFlight)
+	stopSampling := sample(cfg, start, metrics, p.Names(), r.tally.inFlight, r.limits)
 	begun := r.issue(ctx, inFlight)
 	elapsed := time.Since(start)
 	timeline := stopSampling()
@@ -290,6 +292,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
 	res.ErrorKinds = r.kinds
+	res.AdaptiveLimits = r.limits()
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
 	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
 	// The server's own view, only from a loadlab mock service.

@@ -9,7 +9,7 @@ import (
 // sample records calls and records in flight every cfg.SampleInterval until
 // the returned stop is called; stop returns the samples. With no interval
 // it records nothing.
-func sample(cfg Config, start time.Time, m *budgets.Metrics, deps []string, records func() int) (stop func() []Sample) {
+func sample(cfg Config, start time.Time, m *budgets.Metrics, deps []string, records func() int, limits func() map[string]int) (stop func() []Sample) {
 	if cfg.SampleInterval <= 0 {
 		return func() []Sample { return nil }
 	}
@@ -26,7 +26,7 @@ func sample(cfg Config, start time.Time, m *budgets.Metrics, deps []string, reco
 				return
 			case now := <-tick.C:
 				smp := Sample{T: now.Sub(start).Seconds() / cfg.TimeScale,
-					Enrichment: m.InFlight(Enrichment), Records: m.InFlight(Records), InFlight: records()}
+					Enrichment: m.InFlight(Enrichment), Records: m.InFlight(Records), InFlight: records(), Limits: limits()}
 				for _, d := range deps {
 					if d != Enrichment && d != Records {
 						if smp.Calls == nil {

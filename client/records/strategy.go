@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
 )
 
@@ -20,8 +21,26 @@ const (
 	RuntimeDefaultInFlight  = 0  // RecordsInFlight: runtime.GOMAXPROCS(0) at run time
 	UnboundedInFlight       = -1 // RecordsInFlight: every record at once
 	strategyBoundedPrefix   = "bounded:"
-	strategyNamesForMessage = "C1, C2, C3, C4, sequential, bounded:N, unbounded"
+	strategyNamesForMessage = "C1, C2, C3, C4, C5, sequential, bounded:N, unbounded"
 )
+
+// C5's adaptive limits (AIMD) start at C4's budgets and stay within what
+// the lab's dependencies can take: the system of record holds 6 workers and
+// 6 queue slots (12 calls at once; beyond, 503), the enrichment API 256
+// workers. Netflix's defaults (floor 20, ceiling 200) are above the system
+// of record's whole capacity: these come from the dependencies.
+const (
+	C5RecordsCeiling    = 12
+	C5EnrichmentCeiling = 64
+)
+
+// C5Adaptive is C5's adaptive limit per dependency of the lab.
+func C5Adaptive() map[string]budgets.AIMD {
+	return map[string]budgets.AIMD{
+		Enrichment: {Initial: DefaultEnrichPermits, Floor: 1, Ceiling: C5EnrichmentCeiling, Backoff: budgets.DefaultAIMDBackoff},
+		Records:    {Initial: DefaultWritePermits, Floor: 1, Ceiling: C5RecordsCeiling, Backoff: budgets.DefaultAIMDBackoff},
+	}
+}
 
 // Strategy is how a run bounds its work: how many records are in flight,
 // and which budgets guard the calls. A limit of 0 means no limiter there.
@@ -45,6 +64,9 @@ type Strategy struct {
 	// take the place of the four fields above.
 	Permits map[string]int     `json:"permits,omitempty"`
 	Rates   map[string]float64 `json:"rates,omitempty"`
+	// Adaptive gives dependencies an adaptive concurrency limit (AIMD) in
+	// place of fixed permits (C5).
+	Adaptive map[string]budgets.AIMD `json:"adaptive,omitempty"`
 }
 
 // Normalized folds the lab's four enrichment and write fields into Permits
@@ -87,6 +109,9 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 	for dep := range n.Rates {
 		named[dep] = 0
 	}
+	for dep := range s.Adaptive {
+		named[dep] = 0
+	}
 	for _, dep := range slices.Sorted(maps.Keys(named)) {
 		if p.Dependency(dep) == nil {
 			return fmt.Errorf("a budget for %q, which pipeline %s (%s) lacks: its dependencies are %s",
@@ -102,6 +127,7 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 //	C2          32 records in flight, no dependency limiter
 //	C3          32 in flight, one budget of 30 permits shared by all calls
 //	C4          32 in flight, enrichment budget 24, write budget 6
+//	C5          32 in flight, adaptive (AIMD) limits from C4's budgets: enrichment in [1, 64], writes in [1, 12]
 //	sequential  one record at a time
 //	bounded:N   N records in flight
 //	unbounded   every record at once
@@ -116,6 +142,8 @@ func ParseStrategy(name string) (Strategy, error) {
 	case "C4":
 		return Strategy{Name: "C4", RecordsInFlight: DefaultRecordsInFlight,
 			EnrichPermits: DefaultEnrichPermits, WritePermits: DefaultWritePermits}, nil
+	case "C5":
+		return Strategy{Name: "C5", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive()}, nil
 	}
 	switch {
 	case name == "sequential":
@@ -153,6 +181,14 @@ func (s Strategy) Validate() error {
 	for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
 		if s.Permits[dep] < 1 {
 			return fmt.Errorf("permits.%s: %d must be ≥ 1", dep, s.Permits[dep])
+		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
+		if err := s.Adaptive[dep].Validate(); err != nil {
+			return fmt.Errorf("adaptive.%s.%w", dep, err)
+		}
+		if s.SharedPermits > 0 || s.Normalized().Permits[dep] > 0 {
+			return fmt.Errorf("adaptive.%s: an adaptive limit replaces the dependency's permits: give it no permits and no shared budget", dep)
 		}
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Rates)) {
