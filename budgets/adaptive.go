@@ -70,8 +70,6 @@ type Adaptive struct {
 	limit   int
 	inUse   int
 	waiters []chan struct{} // FIFO; a closed channel is a granted permit
-	// changes counts the limit's moves (for tests and metrics readers).
-	changes int
 	// onChange, when set, is told each new limit (a gauge).
 	onChange func(int)
 }
@@ -99,9 +97,6 @@ func (a *Adaptive) InUse() int {
 	defer a.mu.Unlock()
 	return a.inUse
 }
-
-// Algorithm is the adaptive limit's rule and bounds.
-func (a *Adaptive) Algorithm() AIMD { return a.alg }
 
 // watch sets f to be told every new limit, and the current one now.
 func (a *Adaptive) watch(f func(int)) {
@@ -164,7 +159,6 @@ func (a *Adaptive) release(inFlight int, dropped, judged bool) {
 	if judged {
 		if next := a.alg.Update(a.limit, inFlight, dropped); next != a.limit {
 			a.limit = next
-			a.changes++
 			if a.onChange != nil {
 				a.onChange(next)
 			}

@@ -148,20 +148,14 @@ func (s Spec) HasPhased() bool {
 // HasRestarts says whether any scenario of the experiment restarts the mock
 // service.
 func (s Spec) HasRestarts() bool {
-	for _, sc := range s.Scenarios {
-		p, _ := s.Phased(sc)
-		if slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Restart != nil }) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Scenarios, func(sc string) bool { p, _ := s.Phased(sc); return p.HasRestart() })
 }
 
 // faulted says whether a scenario injects network faults or restarts the
 // mock service: records failing is then what it measures.
 func (s Spec) faulted(scenario string) bool {
 	p, ok := s.Phased(scenario)
-	return ok && (p.HasFaults() || slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Restart != nil }))
+	return ok && (p.HasFaults() || p.HasRestart())
 }
 
 // profileOf is the profile a scenario starts from.
@@ -179,6 +173,11 @@ func (p PhasedScenario) PhaseArg() string {
 		parts = append(parts, ph.Name+"="+ph.Duration.String())
 	}
 	return strings.Join(parts, ",")
+}
+
+// HasRestart says whether any phase restarts the mock service.
+func (p PhasedScenario) HasRestart() bool {
+	return slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Restart != nil })
 }
 
 // HasFaults says whether any phase has network faults.
