@@ -17,6 +17,8 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 // The test binary doubles as the command when LOADLAB_RUN_MAIN is set: the
@@ -109,6 +111,13 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 // is empty) and delay has passed.
 func interruptChild(t *testing.T, ready string, delay time.Duration, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return interruptChildWhen(t, func(stderr string) bool { return strings.Contains(stderr, ready) }, delay, args...)
+}
+
+// interruptChildWhen is interruptChild with its own readiness test, given
+// the child's stderr so far.
+func interruptChildWhen(t *testing.T, ready func(stderr string) bool, delay time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
 	var out bytes.Buffer
@@ -118,10 +127,10 @@ func interruptChild(t *testing.T, ready string, delay time.Duration, args ...str
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), ready) {
+	for !ready(errb.String()) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("%v: no %q on stderr within 30 s: %s", args, ready, errb.String())
+			t.Fatalf("%v: not ready to interrupt within 30 s: %s", args, errb.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -162,8 +171,13 @@ func (l *lockedBuffer) String() string {
 // exit 130.
 func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	t.Parallel() // a child process that is interrupted whatever else runs
-	url := startMock(t, 0.1)
-	code, out, errb := interruptChild(t, "", 700*time.Millisecond, "run", "--target", url, "--time-scale", "0.1", "--records", "20000", "--json")
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	m := mocktest.Start(t, cfg)
+	// SIGINT once the server has stored 5 writes: a fixed delay found no
+	// record complete when a loaded -race suite slowed the child's start.
+	stored := func(string) bool { return m.Service.Stats().StoredWrites >= 5 }
+	code, out, errb := interruptChildWhen(t, stored, 100*time.Millisecond, "run", "--target", m.URL, "--time-scale", "0.1", "--records", "20000", "--json")
 	var res struct {
 		Partial    bool `json:"partial"`
 		NotStarted int  `json:"not_started"`
