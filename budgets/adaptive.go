@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // AIMD is the loss-based adaptive concurrency limit of Netflix's
@@ -57,6 +58,38 @@ func (a AIMD) Update(limit, inFlight int, dropped bool) int {
 	return min(a.Ceiling, max(a.Floor, limit))
 }
 
+func (a AIMD) start() int { return a.Initial }
+
+func (a AIMD) rule() rule { return aimdRule(a) }
+
+type aimdRule AIMD
+
+func (r aimdRule) next(limit int, o Outcome) int { return AIMD(r).Update(limit, o.InFlight, o.Dropped) }
+
+// Algorithm moves an adaptive limit: AIMD or Vegas.
+type Algorithm interface {
+	// Validate names the first bad field.
+	Validate() error
+	start() int
+	rule() rule
+}
+
+// rule is an algorithm's running state: the next limit after each call.
+type rule interface {
+	next(limit int, o Outcome) int
+}
+
+// Outcome is one judged call as an algorithm sees it.
+type Outcome struct {
+	// InFlight is the calls in flight as it was sent (itself included).
+	InFlight int
+	// Dropped: it was rejected (503/429) or timed out.
+	Dropped bool
+	// RTT is the time from the request written to the first response
+	// byte (for a call that did no HTTP, the call's time); 0 for a drop.
+	RTT time.Duration
+}
+
 // Adaptive is a concurrency limit that an algorithm moves after every call:
 // a pool of permits whose size changes. Callers wait first come, first
 // served; when the limit falls below the calls in flight, no caller is let
@@ -64,7 +97,8 @@ func (a AIMD) Update(limit, inFlight int, dropped bool) int {
 // NewAdaptive and give it to a Config; a budget reports each call's outcome
 // to it when the call ends.
 type Adaptive struct {
-	alg AIMD
+	alg  Algorithm
+	rule rule
 
 	mu      sync.Mutex
 	limit   int
@@ -74,13 +108,13 @@ type Adaptive struct {
 	onChange func(int)
 }
 
-// NewAdaptive returns an adaptive limit run by alg, starting at
-// alg.Initial, or an error naming alg's bad field.
-func NewAdaptive(alg AIMD) (*Adaptive, error) {
+// NewAdaptive returns an adaptive limit run by alg (an AIMD or a Vegas),
+// starting at its Initial, or an error naming alg's bad field.
+func NewAdaptive(alg Algorithm) (*Adaptive, error) {
 	if err := alg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Adaptive{alg: alg, limit: alg.Initial}, nil
+	return &Adaptive{alg: alg, rule: alg.rule(), limit: alg.start()}, nil
 }
 
 // Limit is the limit now.
@@ -145,11 +179,10 @@ func (a *Adaptive) acquire(ctx context.Context) (int, error) {
 	}
 }
 
-// release returns a permit taken with inFlight calls in flight, telling the
-// algorithm whether its call was dropped. A call that was not the
-// dependency's to judge (the run was interrupted) passes judged false: the
-// limit does not move.
-func (a *Adaptive) release(inFlight int, dropped, judged bool) {
+// release returns a permit, telling the algorithm its call's outcome. A
+// call that was not the dependency's to judge (the run was interrupted)
+// passes judged false: the limit does not move.
+func (a *Adaptive) release(o Outcome, judged bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.inUse <= 0 {
@@ -157,7 +190,7 @@ func (a *Adaptive) release(inFlight int, dropped, judged bool) {
 	}
 	a.inUse--
 	if judged {
-		if next := a.alg.Update(a.limit, inFlight, dropped); next != a.limit {
+		if next := a.rule.next(a.limit, o); next != a.limit {
 			a.limit = next
 			if a.onChange != nil {
 				a.onChange(next)

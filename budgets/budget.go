@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"time"
 
@@ -235,6 +236,11 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	}
 	d.start()
 	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	var rtt *rttTrace
+	if b.adapt != nil {
+		rtt = &rttTrace{}
+		callCtx = httptrace.WithClientTrace(callCtx, rtt.trace())
+	}
 	callStart := time.Now()
 	status, err := call(callCtx)
 	latency := time.Since(callStart)
@@ -249,7 +255,11 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	if b.adapt != nil {
 		// Rejections and call timeouts are drops; an interrupted run's
 		// calls do not move the limit.
-		b.adapt.release(res.inFlight, res.Class == Rejected || res.Class == CallTimeout, ctx.Err() == nil)
+		o := Outcome{InFlight: res.inFlight, Dropped: res.Class == Rejected || res.Class == CallTimeout}
+		if !o.Dropped {
+			o.RTT = rtt.get(latency)
+		}
+		b.adapt.release(o, ctx.Err() == nil)
 	}
 	d.record(res, reached)
 	return res

@@ -92,10 +92,14 @@ func buildBudgets(cfg Config, p *pipeline.Pipeline, m *budgets.Metrics) (map[str
 		limit, rate := s.PermitsFor(d.Name), s.RateFor(d.Name)
 		var b *budgets.Budget
 		var err error
-		if aimd, ok := s.Adaptive[d.Name]; ok {
-			ad, aerr := budgets.NewAdaptive(aimd)
+		if spec, ok := s.Adaptive[d.Name]; ok {
+			alg, aerr := spec.Algorithm()
+			var ad *budgets.Adaptive
+			if aerr == nil {
+				ad, aerr = budgets.NewAdaptive(alg)
+			}
 			if aerr != nil {
-				return nil, fmt.Errorf("adaptive.%s.%w", d.Name, aerr)
+				return nil, fmt.Errorf("adaptive.%s: %w", d.Name, aerr)
 			}
 			b, err = budgets.New(d.Name, budgets.Config{Limit: budgets.NoLimit, Adaptive: ad, Rate: rate / cfg.TimeScale, Burst: 1,
 				PermitTimeout: permit, CallTimeout: call}, m)

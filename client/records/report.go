@@ -27,8 +27,7 @@ func (s Strategy) Describe() string {
 	case len(s.Adaptive) > 0:
 		var each []string
 		for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
-			a := s.Adaptive[dep]
-			each = append(each, fmt.Sprintf("%s adaptive (AIMD from %d in [%d, %d], ×%g on a drop)", dep, a.Initial, a.Floor, a.Ceiling, a.Backoff))
+			each = append(each, fmt.Sprintf("%s adaptive (%s)", dep, s.Adaptive[dep].Describe()))
 		}
 		for _, dep := range slices.Sorted(maps.Keys(s.Normalized().Permits)) {
 			each = append(each, fmt.Sprintf("%s %s", dep, permits(s.Normalized().Permits[dep])))

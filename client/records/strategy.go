@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
 )
 
@@ -21,26 +20,8 @@ const (
 	RuntimeDefaultInFlight  = 0  // RecordsInFlight: runtime.GOMAXPROCS(0) at run time
 	UnboundedInFlight       = -1 // RecordsInFlight: every record at once
 	strategyBoundedPrefix   = "bounded:"
-	strategyNamesForMessage = "C1, C2, C3, C4, C5, sequential, bounded:N, unbounded"
+	strategyNamesForMessage = "C1, C2, C3, C4, C5-aimd, C5-vegas, sequential, bounded:N, unbounded"
 )
-
-// C5's adaptive limits (AIMD) start at C4's budgets and stay within what
-// the lab's dependencies can take: the system of record holds 6 workers and
-// 6 queue slots (12 calls at once; beyond, 503), the enrichment API 256
-// workers. Netflix's defaults (floor 20, ceiling 200) are above the system
-// of record's whole capacity: these come from the dependencies.
-const (
-	C5RecordsCeiling    = 12
-	C5EnrichmentCeiling = 64
-)
-
-// C5Adaptive is C5's adaptive limit per dependency of the lab.
-func C5Adaptive() map[string]budgets.AIMD {
-	return map[string]budgets.AIMD{
-		Enrichment: {Initial: DefaultEnrichPermits, Floor: 1, Ceiling: C5EnrichmentCeiling, Backoff: budgets.DefaultAIMDBackoff},
-		Records:    {Initial: DefaultWritePermits, Floor: 1, Ceiling: C5RecordsCeiling, Backoff: budgets.DefaultAIMDBackoff},
-	}
-}
 
 // Strategy is how a run bounds its work: how many records are in flight,
 // and which budgets guard the calls. A limit of 0 means no limiter there.
@@ -64,9 +45,9 @@ type Strategy struct {
 	// take the place of the four fields above.
 	Permits map[string]int     `json:"permits,omitempty"`
 	Rates   map[string]float64 `json:"rates,omitempty"`
-	// Adaptive gives dependencies an adaptive concurrency limit (AIMD) in
+	// Adaptive gives dependencies an adaptive concurrency limit (AIMD or Vegas) in
 	// place of fixed permits (C5).
-	Adaptive map[string]budgets.AIMD `json:"adaptive,omitempty"`
+	Adaptive map[string]AdaptiveLimit `json:"adaptive,omitempty"`
 }
 
 // Normalized folds the lab's four enrichment and write fields into Permits
@@ -127,7 +108,9 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 //	C2          32 records in flight, no dependency limiter
 //	C3          32 in flight, one budget of 30 permits shared by all calls
 //	C4          32 in flight, enrichment budget 24, write budget 6
-//	C5          32 in flight, adaptive (AIMD) limits from C4's budgets: enrichment in [1, 64], writes in [1, 12]
+//	C5-aimd     32 in flight, adaptive AIMD limits from C4's budgets: enrichment in [1, 64], writes in [1, 12]
+//	C5-vegas    the same with latency-based (Vegas) limits
+//	C5          C5-aimd
 //	sequential  one record at a time
 //	bounded:N   N records in flight
 //	unbounded   every record at once
@@ -142,8 +125,10 @@ func ParseStrategy(name string) (Strategy, error) {
 	case "C4":
 		return Strategy{Name: "C4", RecordsInFlight: DefaultRecordsInFlight,
 			EnrichPermits: DefaultEnrichPermits, WritePermits: DefaultWritePermits}, nil
-	case "C5":
-		return Strategy{Name: "C5", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive()}, nil
+	case "C5", "C5-AIMD":
+		return Strategy{Name: "C5-aimd", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgAIMD)}, nil
+	case "C5-VEGAS":
+		return Strategy{Name: "C5-vegas", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgVegas)}, nil
 	}
 	switch {
 	case name == "sequential":
@@ -185,7 +170,7 @@ func (s Strategy) Validate() error {
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
 		if err := s.Adaptive[dep].Validate(); err != nil {
-			return fmt.Errorf("adaptive.%s.%w", dep, err)
+			return fmt.Errorf("adaptive.%s: %w", dep, err)
 		}
 		if s.SharedPermits > 0 || s.Normalized().Permits[dep] > 0 {
 			return fmt.Errorf("adaptive.%s: an adaptive limit replaces the dependency's permits: give it no permits and no shared budget", dep)

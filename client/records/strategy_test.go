@@ -25,7 +25,7 @@ func TestParseStrategy(t *testing.T) {
 			t.Errorf("%s: got %+v, %v; want %+v", tt.name, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"C5", "bounded:0", "bounded:x", ""} {
+	for _, bad := range []string{"C7", "C5-gradient", "bounded:0", "bounded:x", ""} {
 		if _, err := ParseStrategy(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
@@ -35,13 +34,12 @@ func runRecords(args []string, stdout io.Writer) error {
 			"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n"+
 			"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n", stdout)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
-	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, C5 (C4 with adaptive AIMD limits), sequential, bounded:N or unbounded (with a --pipeline that lacks the lab's\nenrichment and records the default is C2: C4's budgets name those; give yours with --permits)")
+	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), sequential, bounded:N or\n"+
+		"unbounded (with a --pipeline that lacks the lab's enrichment and records the default is C2: C4's budgets name those;\ngive yours with --permits)")
 	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	faultsFile := fs.String("faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
-	adaptive := fs.String("adaptive", "", "dep=FLOOR:INITIAL:CEILING[:BACKOFF],...: an adaptive concurrency limit (AIMD: +1 per success while\n"+
-		"the limit is in use, ×BACKOFF (default 0.9) on a 503/429 or call timeout, within [FLOOR, CEILING]) in place of the\n"+
-		"dependency's permits, e.g. records=1:6:12; dep=off removes one. C5 is C4 with enrichment=1:24:64,records=1:6:12")
+	adaptive := fs.String("adaptive", "", adaptiveUsage)
 	permits := fs.String("permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	rates := fs.String("rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
@@ -297,48 +295,6 @@ func timeFlags(fs *flag.FlagSet, cfg *records.Config, phases, startAt, callURLs 
 			}
 			cfg.CallURLs[dep] = u
 		}
-	}
-	return nil
-}
-
-// parseAdaptive sets the strategy's adaptive limits from
-// dep=FLOOR:INITIAL:CEILING[:BACKOFF] pairs (dep=off removes one); a
-// dependency given one loses its fixed permits.
-func parseAdaptive(text string, s *records.Strategy) error {
-	for _, kv := range strings.Split(text, ",") {
-		dep, spec, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || dep == "" {
-			return fmt.Errorf("--adaptive: %q is not dep=FLOOR:INITIAL:CEILING[:BACKOFF]", kv)
-		}
-		if spec == "off" {
-			delete(s.Adaptive, dep)
-			continue
-		}
-		parts := strings.Split(spec, ":")
-		a := budgets.AIMD{Backoff: budgets.DefaultAIMDBackoff}
-		var err error
-		if len(parts) < 3 || len(parts) > 4 {
-			err = errors.New("give FLOOR:INITIAL:CEILING[:BACKOFF]")
-		}
-		for i, dst := range []*int{&a.Floor, &a.Initial, &a.Ceiling} {
-			if err == nil {
-				*dst, err = strconv.Atoi(parts[i])
-			}
-		}
-		if err == nil && len(parts) == 4 {
-			a.Backoff, err = strconv.ParseFloat(parts[3], 64)
-		}
-		if err == nil {
-			err = a.Validate()
-		}
-		if err != nil {
-			return fmt.Errorf("--adaptive: %s: %v", dep, err)
-		}
-		if s.Adaptive == nil {
-			s.Adaptive = map[string]budgets.AIMD{}
-		}
-		s.Adaptive[dep] = a
-		delete(s.Permits, dep)
 	}
 	return nil
 }

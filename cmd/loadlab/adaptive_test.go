@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/client/records"
+)
+
+// loadlab run --strategy C5-vegas runs with Vegas limits, says so, and
+// reports the limits at the end; --adaptive overrides one dependency's.
+func TestRunAdaptive(t *testing.T) {
+	url := startMock(t, 0.05)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "40", "--strategy", "C5-vegas",
+		"--adaptive", "records=vegas:1:3:12:2:3:1:10:30"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "records adaptive (Vegas from 3 in [1, 12], queue thresholds α 2 β 3 threshold 1, windows of 10 calls, probe 30)") ||
+		!strings.Contains(out.String(), "enrichment adaptive (Vegas from 24 in [1, 64]") || !strings.Contains(out.String(), "Adaptive limits at the end: enrichment ") {
+		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
+	var res struct {
+		Strategy struct {
+			Name     string                           `json:"name"`
+			Adaptive map[string]records.AdaptiveLimit `json:"adaptive"`
+		} `json:"strategy_params"`
+		Limits map[string]int `json:"adaptive_limits"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != 0 || res.Strategy.Name != "C5-aimd" ||
+		res.Strategy.Adaptive["records"].Describe() != "AIMD from 6 in [1, 12], ×0.9 on a drop" || res.Limits["records"] == 0 {
+		t.Errorf("C5 is C5-aimd: exit %d, %+v (%v)", code, res, err)
+	}
+}
+
+// Bad adaptive limits exit 2 naming the field, before any run.
+func TestRunAdaptiveErrors(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"records=3:2:12", "--adaptive: records: aimd.initial: 2 must be in [floor 3, ceiling 12]"},
+		{"records=8:8:6", "--adaptive: records: aimd.ceiling: 6 must be ≥ the floor, 8"},
+		{"records=1:6:12:1.5", "--adaptive: records: aimd.backoff: 1.5 must be in (0, 1)"},
+		{"records=1:6:12:0", "--adaptive: records: aimd.backoff: 0 must be in (0, 1)"},
+		{"records=vegas:1:6:12:3:2:0", "--adaptive: records: vegas.beta: 2 must be ≥ alpha, 3"},
+		{"records=vegas:1:6:12:2:2:0:0", "--adaptive: records: vegas.window: 0 must be ≥ 1 call"},
+		{"records=vegas:1:6:x", `--adaptive: records: vegas.ceiling: "x" is not a whole number`},
+		{"records=vegas:1:6:12:2", "vegas: give FLOOR:INITIAL:CEILING[:ALPHA:BETA:THRESHOLD[:WINDOW[:PROBE]]]"},
+		{"records", `--adaptive: "records" is not dep=`},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--target", "http://127.0.0.1:1", "--records", "5", "--adaptive", c.arg}, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("--adaptive %s: exit %d, %q; want 2 and %q", c.arg, code, errb.String(), c.want)
+		}
+	}
+}
