@@ -39,6 +39,20 @@ func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 	if c.CPUQuota != nil {
 		m["cpu_quota"] = *c.CPUQuota
 	}
+	// Offered load amplification: requests the server saw per first attempt
+	// (results from before retries have no attempts, and no such metric).
+	for dep, a := range c.Attempts {
+		if a.FirstAttempts == 0 {
+			continue
+		}
+		n := 0.0
+		for _, o := range api.Outcomes {
+			n += s.Stations[dep].Requests[o]
+		}
+		m[dep+"_amplification"] = n / float64(a.FirstAttempts)
+		m[dep+"_retries"] = float64(a.Retries)
+		m[dep+"_retries_denied"] = float64(a.Denied)
+	}
 	for _, ph := range c.Phases {
 		for k, v := range map[string]float64{
 			"accepted": float64(ph.Accepted), "accepted_per_second": ph.AcceptedPerLabSecond,
@@ -120,12 +134,12 @@ func derive(rec *RunRecord, scale float64) {
 		rc = ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.restarts())
 	}
 	rec.Reconciliation = &rc
-	// Writes answered 201, or of unknown outcome and found stored, that the
+	// Writes answered 201 or 200, or of unknown outcome and found stored, that the
 	// store does not hold: 0 when nothing acknowledged was lost. Only runs
 	// with faults or restarts have it (results from before it keep their
 	// metrics as they were).
 	if rec.Faulted {
-		rec.Metrics["acknowledged_writes_lost"] = float64(rec.Client.WritesCreated + unknown.Stored - rec.Server.StoredWrites)
+		rec.Metrics["acknowledged_writes_lost"] = float64(rec.Client.WritesCreated + rec.Client.WritesDuplicate + unknown.Stored - rec.Server.StoredWrites)
 	}
 	if rec.Status != RunValid {
 		return

@@ -170,7 +170,7 @@ func TestRunsThatDoNotReconcileAreExcluded(t *testing.T) {
 func TestReconcileFigures(t *testing.T) {
 	c := records.Result{WritesCreated: 10, WritesDuplicate: 1, WriteRejections: 2, WriteUnknown: 1,
 		CallsSent: map[string]int{api.Enrichment: 30, api.Records: 14}}
-	s := api.Stats{StoredWrites: 11, DuplicateWrites: 1, Stations: map[string]api.StationStats{
+	s := api.Stats{StoredWrites: 12, DuplicateWrites: 1, Stations: map[string]api.StationStats{
 		api.Enrichment: {Requests: map[api.Outcome]float64{api.OutcomeServed: 28, api.OutcomeServedAfterClientLeft: 2}},
 		api.Records:    {Requests: map[api.Outcome]float64{api.OutcomeServed: 12, api.OutcomeRejected: 2}},
 	}}
@@ -178,18 +178,34 @@ func TestReconcileFigures(t *testing.T) {
 		t.Errorf("consistent figures: %q", rc.Differences)
 	}
 	rc := Reconcile(c, s, Resolution{Absent: 1})
-	if len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "writes stored: client 10") {
-		t.Errorf("an unknown write absent while the server stored 11: %q", rc.Differences)
+	if len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "writes stored: client 11") {
+		t.Errorf("an unknown write absent while the server stored 12: %q", rc.Differences)
 	}
 	rc = Reconcile(c, s, Resolution{Unresolved: 1})
 	if len(rc.Differences) != 2 || !strings.Contains(rc.Differences[1], "1 of 1 not resolved") {
 		t.Errorf("an unresolved unknown write: %q", rc.Differences)
 	}
+	// A retried write whose 200 was lost: one more duplicate on the server
+	// than the client saw is within the unanswered attempts of retried
+	// writes, two are not.
+	s.DuplicateWrites = 2
+	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "duplicate writes: client 1 answered 200 (and 0 attempts") {
+		t.Errorf("a duplicate the client cannot account for: %q", rc.Differences)
+	}
+	c.RetriedWritesUnanswered = 1
+	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 0 {
+		t.Errorf("a duplicate within the unanswered attempts of retried writes: %q", rc.Differences)
+	}
+	s.DuplicateWrites = 3
+	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 1 {
+		t.Errorf("two duplicates past one unanswered attempt: %q", rc.Differences)
+	}
+	s.DuplicateWrites, c.RetriedWritesUnanswered = 1, 0
 	c.WritesDuplicate, c.WriteRejections = 0, 3
 	c.CallsSent[api.Enrichment] = 31
 	rc = Reconcile(c, s, Resolution{Stored: 1})
-	if len(rc.Differences) != 3 {
-		t.Errorf("duplicates, rejections and enrichment calls differ: %q", rc.Differences)
+	if len(rc.Differences) != 4 {
+		t.Errorf("stored, duplicates, rejections and enrichment calls differ: %q", rc.Differences)
 	}
 }
 

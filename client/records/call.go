@@ -25,6 +25,8 @@ type runner struct {
 	// wire.
 	budgets map[string]*budgets.Budget
 	sent    map[string]*atomic.Int64
+	// retry makes each call's attempts and counts them.
+	retry *retrier
 	// The write's (the last step's dependency's) answers 201 (stored new)
 	// and 200 (a duplicate).
 	created, duplicate atomic.Int64
@@ -145,10 +147,11 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 			if isWrite {
 				call = r.tally.countWrites(call)
 			}
-			res := r.budgets[dep.Name].Do(ctx, dep.Name, call)
-			if isWrite && res.Class == budgets.Rejected {
-				r.tally.writeRejected()
-			}
+			res, earlierUnanswered := r.retry.do(ctx, r.budgets[dep.Name], dep.Name, isWrite, call, func(res budgets.Result) {
+				if isWrite && res.Class == budgets.Rejected {
+					r.tally.writeRejected()
+				}
+			})
 			if si == write {
 				switch res.Status {
 				case http.StatusCreated:
@@ -168,6 +171,10 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 				break
 			}
 			switch {
+			case earlierUnanswered && si == write:
+				// An earlier attempt was written without an answer: the
+				// system of record may hold it whatever the last said.
+				return WriteUnknown, id
 			case res.Class == budgets.Rejected && si == write:
 				return WriteRejected, id
 			case res.Class == budgets.Rejected:

@@ -49,6 +49,9 @@ func (s Strategy) Describe() string {
 	for _, dep := range slices.Sorted(maps.Keys(rates)) {
 		parts = append(parts, fmt.Sprintf("%s ≤ %g calls per lab second", dep, rates[dep]))
 	}
+	if s.Retries != nil {
+		parts = append(parts, s.Retries.Describe())
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -100,6 +103,9 @@ func WriteResult(w io.Writer, r Result) error {
 		writePhases(w, r.Phases)
 	}
 	fmt.Fprintf(w, "Writes (the last step's calls): %d rejected; server peak concurrent writes %s\n", r.WriteRejections, peakWrites)
+	if line := describeRetries(r.Attempts); line != "" {
+		fmt.Fprintf(w, "Retries: %s\n", line)
+	}
 	if len(r.AdaptiveLimits) > 0 {
 		var each []string
 		for _, dep := range slices.Sorted(maps.Keys(r.AdaptiveLimits)) {

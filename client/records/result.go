@@ -48,6 +48,13 @@ type Result struct {
 	CallsSent       map[string]int `json:"calls_sent"`
 	WritesCreated   int            `json:"writes_created"`
 	WritesDuplicate int            `json:"writes_duplicate"`
+	// Attempts counts first attempts, retries and denied retries per
+	// dependency, with the requests written per first attempt.
+	Attempts map[string]RetryCounts `json:"attempts"`
+	// RetriedWritesUnanswered counts the attempts, of writes attempted more
+	// than once, sent without an answer: each may be a duplicate the server
+	// counted and the client never saw answered 200.
+	RetriedWritesUnanswered int `json:"retried_writes_unanswered,omitempty"`
 	// ErrorKinds counts the calls that ended in an error by dependency and
 	// kind: "records: status 405", "lookup: connection refused".
 	ErrorKinds     map[string]int `json:"error_kinds,omitempty"`

@@ -260,6 +260,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if r.budgets, err = buildBudgets(cfg, p, metrics); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
+	if r.retry, err = newRetrier(cfg.Strategy.Retries, p, cfg.TimeScale); err != nil {
+		return Result{}, fmt.Errorf("records: %w", err)
+	}
 
 	start := waitStart(ctx, cfg.StartAt)
 	r.tally = newTally(cfg, start)
@@ -291,6 +294,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.CallsSent[dep] = int(n.Load())
 	}
 	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
+	res.Attempts, res.RetriedWritesUnanswered = r.retry.result(res.CallsSent), int(r.retry.unansweredRetries.Load())
 	res.ErrorKinds = r.kinds
 	res.AdaptiveLimits = r.limits()
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()

@@ -20,7 +20,7 @@ const (
 	RuntimeDefaultInFlight  = 0  // RecordsInFlight: runtime.GOMAXPROCS(0) at run time
 	UnboundedInFlight       = -1 // RecordsInFlight: every record at once
 	strategyBoundedPrefix   = "bounded:"
-	strategyNamesForMessage = "C1, C2, C3, C4, C5-aimd, C5-vegas, sequential, bounded:N, unbounded"
+	strategyNamesForMessage = "C1, C2, C3, C4, C5-aimd, C5-vegas, C6, C2-retries, sequential, bounded:N, unbounded"
 )
 
 // Strategy is how a run bounds its work: how many records are in flight,
@@ -48,6 +48,8 @@ type Strategy struct {
 	// Adaptive gives dependencies an adaptive concurrency limit (AIMD or Vegas) in
 	// place of fixed permits (C5).
 	Adaptive map[string]AdaptiveLimit `json:"adaptive,omitempty"`
+	// Retries, when set, tries failed calls again (C6, C2-retries).
+	Retries *Retries `json:"retries,omitempty"`
 }
 
 // Normalized folds the lab's four enrichment and write fields into Permits
@@ -111,6 +113,9 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 //	C5-aimd     32 in flight, adaptive AIMD limits from C4's budgets: enrichment in [1, 64], writes in [1, 12]
 //	C5-vegas    the same with latency-based (Vegas) limits
 //	C5          C5-aimd
+//	C6          C4 with retries under a budget: 3 attempts, full-jitter backoff 25 ms–1 s,
+//	            per dependency 20% of first attempts within 10 s plus 2 per s (lab)
+//	C2-retries  C2 with naive retries: 3 attempts, the same backoff, no budget
 //	sequential  one record at a time
 //	bounded:N   N records in flight
 //	unbounded   every record at once
@@ -129,6 +134,11 @@ func ParseStrategy(name string) (Strategy, error) {
 		return Strategy{Name: "C5-aimd", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgAIMD)}, nil
 	case "C5-VEGAS":
 		return Strategy{Name: "C5-vegas", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgVegas)}, nil
+	case "C6":
+		return Strategy{Name: "C6", RecordsInFlight: DefaultRecordsInFlight,
+			EnrichPermits: DefaultEnrichPermits, WritePermits: DefaultWritePermits, Retries: LabRetries(true)}, nil
+	case "C2-RETRIES":
+		return Strategy{Name: "C2-retries", RecordsInFlight: DefaultRecordsInFlight, Retries: LabRetries(false)}, nil
 	}
 	switch {
 	case name == "sequential":
@@ -181,5 +191,5 @@ func (s Strategy) Validate() error {
 			return fmt.Errorf("rates.%s: %v must be > 0", dep, r)
 		}
 	}
-	return nil
+	return s.Retries.Validate()
 }

@@ -55,3 +55,32 @@ func TestRunAdaptiveErrors(t *testing.T) {
 		}
 	}
 }
+
+// Bad retries exit 2 naming the field, before any run; good ones are
+// described with the strategy.
+func TestRunRetries(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--retries", "0"}, "--retries: attempts: 0 must be ≥ 1 (1: no retry)"},
+		{[]string{"--strategy", "C6", "--retry-budget", "1.5:2"}, "--retry-budget: ratio: 1.5 must be in [0, 1]"},
+		{[]string{"--retry-budget", "-0.1:2"}, "--retry-budget: ratio: -0.1 must be in [0, 1]"},
+		{[]string{"--retry-budget", "0.2"}, `--retry-budget: "0.2" is not RATIO:MIN_PER_SECOND[:TTL] or off`},
+		{[]string{"--retry-budget", "0.2:2:0s"}, "--retry-budget: ttl: 0s must be > 0"},
+		{[]string{"--retries", "3", "--retry-backoff", "1s:10ms"}, "--retries: base_backoff: 1s must be ≤ max_backoff (10ms)"},
+		{[]string{"--retry-backoff", "soon"}, `--retry-backoff: "soon" is not BASE:MAX`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"run", "--target", "http://127.0.0.1:1", "--records", "5"}, c.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+	url := startMock(t, 0.05)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "20", "--strategy", "C6", "--retries", "2", "--retry-budget", "0.1:1"}, &out, &errb)
+	if want := "retries: 2 attempts, full-jitter backoff from 25ms to 1s (lab), a retry budget per dependency of 0.1 of first attempts within 10s plus 1 per lab s"; code != 0 || !strings.Contains(out.String(), want) {
+		t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
+	}
+}

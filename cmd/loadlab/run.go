@@ -40,6 +40,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	faultsFile := fs.String("faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
 	adaptive := fs.String("adaptive", "", adaptiveUsage)
+	retries := retryFlags(fs)
 	permits := fs.String("permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	rates := fs.String("rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
 	fs.IntVar(&cfg.Records, "records", cfg.Records, "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
@@ -163,6 +164,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	if *adaptive != "" {
 		flagErr = errors.Join(flagErr, parseAdaptive(*adaptive, &s))
 	}
+	flagErr = errors.Join(flagErr, retries.apply(fs, &s))
 	if flagErr != nil {
 		return usageErr("run: %v", flagErr)
 	}
