@@ -6,7 +6,7 @@ PROFILE  ?= healthy
 
 COMPOSE  ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: all build run conditions mock static image up down test lint bench reliability clean
+.PHONY: all build run conditions adaptive mock static image up down test lint bench reliability clean
 
 all: build
 
@@ -22,6 +22,11 @@ run: build
 # system of record (experiments/conditions.yaml).
 conditions: build
 	./$(BIN)/loadlab experiment --file experiments/conditions.yaml --hypotheses experiments/conditions-hypotheses.yaml $(EXPERIMENT_FLAGS)
+
+# Adaptive limits (C5-aimd, C5-vegas) and retries (C2-retries, C6) beside
+# the static budgets, steady and phased (issue 17).
+adaptive: build
+	./$(BIN)/loadlab experiment --file experiments/adaptive.yaml --hypotheses experiments/adaptive-hypotheses.yaml $(EXPERIMENT_FLAGS)
 
 # The mock dependencies alone, for loadlab run / load against them.
 mock: build

@@ -53,7 +53,14 @@ func metricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 		m[dep+"_retries"] = float64(a.Retries)
 		m[dep+"_retries_denied"] = float64(a.Denied)
 	}
+	limitMetrics := func(prefix string, ls map[string]records.LimitStats) {
+		for dep, l := range ls {
+			m[prefix+dep+"_limit_min"], m[prefix+dep+"_limit_median"], m[prefix+dep+"_limit_last"] = float64(l.Min), float64(l.Median), float64(l.Last)
+		}
+	}
+	limitMetrics("", c.Limits)
 	for _, ph := range c.Phases {
+		limitMetrics(phaseKey(ph.Name, ""), ph.Limits)
 		for k, v := range map[string]float64{
 			"accepted": float64(ph.Accepted), "accepted_per_second": ph.AcceptedPerLabSecond,
 			"write_rejections": float64(ph.WriteRejections), "peak_writes_in_flight": float64(ph.PeakConcurrentWrites),

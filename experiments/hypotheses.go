@@ -20,6 +20,13 @@ var Metrics = []string{
 	"complete", "write_rejected", "failed", "write_unknown", "permit_timeouts", "rate_timeouts", "call_timeouts", "errors",
 	"gomaxprocs", "num_cpu", "cpu_quota", "records_in_flight", "peak_records_in_flight", "stored_writes",
 	"acknowledged_writes_lost",
+	// Retries (C6, C2-retries; every run since issue 17): requests the
+	// server saw per first attempt, retries made and denied by the budget.
+	"records_amplification", "enrichment_amplification", "records_retries", "enrichment_retries",
+	"records_retries_denied", "enrichment_retries_denied",
+	// Adaptive limits (C5): lowest, median and last sampled value.
+	"records_limit_min", "records_limit_median", "records_limit_last",
+	"enrichment_limit_min", "enrichment_limit_median", "enrichment_limit_last",
 }
 
 // PhaseMetrics are the metrics each phase of a phased run records; a
@@ -30,6 +37,8 @@ var PhaseMetrics = []string{
 	"accepted", "accepted_per_second", "write_rejections", "peak_writes_in_flight", "ended",
 	"record_latency_p50_ms", "record_latency_p95_ms", "record_latency_p99_ms",
 	"complete", "incomplete", "write_rejected", "failed", "write_unknown",
+	"records_limit_min", "records_limit_median", "records_limit_last",
+	"enrichment_limit_min", "enrichment_limit_median", "enrichment_limit_last",
 }
 
 // MetricKey is the name of the hypothesis's metric among a run's metrics:

@@ -40,6 +40,8 @@ type PhaseResult struct {
 	Ended                int     `json:"ended"`
 	Accepted             int     `json:"accepted"`
 	AcceptedPerLabSecond float64 `json:"accepted_per_lab_second"`
+	// Limits summarises each adaptive limit over the phase's samples.
+	Limits map[string]LimitStats `json:"limits,omitempty"`
 	// WriteRejections counts the calls to the write's dependency answered
 	// with a rejection status (503, 429), by the time of the answer.
 	WriteRejections int `json:"write_rejections"`

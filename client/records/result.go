@@ -82,6 +82,9 @@ type Result struct {
 	RecordsCapReached bool `json:"records_cap_reached,omitempty"`
 	// AdaptiveLimits is each adaptive limit (C5) at the run's end.
 	AdaptiveLimits map[string]int `json:"adaptive_limits,omitempty"`
+	// Limits summarises each adaptive limit over the run's samples (none
+	// without a sample interval).
+	Limits map[string]LimitStats `json:"limits,omitempty"`
 	// Phases are a phased run's figures, phase by phase, then "drain" when
 	// records ended after the last phase.
 	Phases []PhaseResult `json:"phases,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -297,6 +298,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Attempts, res.RetriedWritesUnanswered = r.retry.result(res.CallsSent), int(r.retry.unansweredRetries.Load())
 	res.ErrorKinds = r.kinds
 	res.AdaptiveLimits = r.limits()
+	res.Limits = limitStats(timeline, 0, math.Inf(1))
+	for i := range res.Phases {
+		res.Phases[i].Limits = limitStats(timeline, res.Phases[i].Start, res.Phases[i].End)
+	}
 	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
 	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
 	// The server's own view, only from a loadlab mock service.
