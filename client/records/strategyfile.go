@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/experiments/yamlfile"
@@ -27,12 +28,16 @@ type FileStrategy struct {
 	SharedPermits   int                `yaml:"shared_permits,omitempty" json:"shared_permits,omitempty"`
 	Permits         map[string]int     `yaml:"permits,omitempty" json:"permits,omitempty"`
 	Rates           map[string]float64 `yaml:"rates,omitempty" json:"rates,omitempty"`
+	// Adaptive and Retries as the Strategy's (adaptive: {records: {vegas:
+	// {...}}}; retries: {attempts, base_backoff, max_backoff, budget}).
+	Adaptive map[string]AdaptiveLimit `yaml:"adaptive,omitempty" json:"adaptive,omitempty"`
+	Retries  *Retries                 `yaml:"retries,omitempty" json:"retries,omitempty"`
 }
 
 // Strategy is the file's strategy as a run takes it.
 func (f FileStrategy) Strategy() Strategy {
 	return Strategy{Name: f.Name, RecordsInFlight: f.RecordsInFlight, SharedPermits: f.SharedPermits,
-		Permits: maps.Clone(f.Permits), Rates: maps.Clone(f.Rates)}
+		Permits: maps.Clone(f.Permits), Rates: maps.Clone(f.Rates), Adaptive: maps.Clone(f.Adaptive), Retries: f.Retries}
 }
 
 // LoadStrategyFile reads a strategy file and checks it against the
@@ -60,7 +65,7 @@ func LoadStrategyFile(path string, p *pipeline.Pipeline) (Strategy, error) {
 	for _, m := range []struct {
 		field string
 		deps  []string
-	}{{"permits", slices.Sorted(maps.Keys(s.Permits))}, {"rates", slices.Sorted(maps.Keys(s.Rates))}} {
+	}{{"permits", slices.Sorted(maps.Keys(s.Permits))}, {"rates", slices.Sorted(maps.Keys(s.Rates))}, {"adaptive", slices.Sorted(maps.Keys(s.Adaptive))}} {
 		for _, dep := range m.deps {
 			if p.Dependency(dep) == nil {
 				return Strategy{}, fail(fmt.Errorf("%q is not a dependency of pipeline %s (%s)", dep, p.Name, p.File), "strategy", m.field, dep)
@@ -72,6 +77,14 @@ func LoadStrategyFile(path string, p *pipeline.Pipeline) (Strategy, error) {
 				return Strategy{}, fail(fmt.Errorf("%v must be > 0 (calls per lab second)", r), "strategy", m.field, dep)
 			}
 		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
+		if err := s.Adaptive[dep].Validate(); err != nil {
+			return Strategy{}, fail(err, "strategy", "adaptive", dep)
+		}
+	}
+	if err := s.Retries.Validate(); err != nil {
+		return Strategy{}, fail(errors.New(strings.TrimPrefix(err.Error(), "retries.")), "strategy", "retries")
 	}
 	if err := s.Validate(); err != nil {
 		return Strategy{}, fail(err, "strategy")

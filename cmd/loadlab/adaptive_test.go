@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,4 +85,58 @@ func TestRunRetries(t *testing.T) {
 	if want := "retries: 2 attempts, full-jitter backoff from 25ms to 1s (lab), a retry budget per dependency of 0.1 of first attempts within 10s plus 1 per lab s"; code != 0 || !strings.Contains(out.String(), want) {
 		t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
 	}
+}
+
+// A strategy file carries adaptive limits and retries; a bad one exits 2
+// naming its line and field.
+func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("s.yaml", `strategy:
+  name: mine
+  records_in_flight: 8
+  adaptive:
+    records:
+      vegas: {initial: 4, floor: 1, ceiling: 12, alpha: 2, beta: 2, threshold: 0, window: 10, probe: 30}
+  retries:
+    attempts: 2
+    base_backoff: 10ms
+    max_backoff: 100ms
+    budget: {ratio: 0.1, min_per_second: 1, ttl: 5s}
+`)
+	url := startMock(t, 0.05)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "20", "--strategy-file", good}, &out, &errb)
+	for _, want := range []string{"records adaptive (Vegas from 4 in [1, 12]", "retries: 2 attempts, full-jitter backoff from 10ms to 100ms (lab), a retry budget per dependency of 0.1 of first attempts within 5s plus 1 per lab s"} {
+		if code != 0 || !strings.Contains(out.String(), want) {
+			t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
+		}
+	}
+	for _, c := range []struct{ text, want string }{
+		{strings.Replace(string(mustRead(t, good)), "alpha: 2, beta: 2", "alpha: 3, beta: 2", 1), "bad.yaml:5: strategy.adaptive.records: vegas.beta: 2 must be ≥ alpha, 3"},
+		{strings.Replace(string(mustRead(t, good)), "attempts: 2", "attempts: 0", 1), "bad.yaml:7: strategy.retries: attempts: 0 must be ≥ 1"},
+		{strings.Replace(string(mustRead(t, good)), "ratio: 0.1", "ratio: 2", 1), "bad.yaml:7: strategy.retries: budget.ratio: 2 must be in [0, 1]"},
+	} {
+		out.Reset()
+		errb.Reset()
+		code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--strategy-file", write("bad.yaml", c.text)}, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("exit %d, %q; want 2 and %q", code, errb.String(), c.want)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -43,6 +43,7 @@ Commands:
   check DIR              re-judge a results folder and print the verdicts
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
+                         C5-aimd, C5-vegas (adaptive limits), C6, C2-retries (retries),
                          sequential, bounded:N, unbounded; or your own services: --pipeline FILE
   probe                  drive one dependency at stepped concurrency and report its service time,
                          plateau, knee, first rejection and a Universal Scalability Law fit
