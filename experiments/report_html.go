@@ -33,6 +33,7 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 <p>{{.CellsIntro}}</p>
 {{template "table" .Cells}}
 {{template "phased" .}}
+{{template "adaptive" .Adaptive}}
 <h2>Verdicts</h2>
 <p>{{.VerdictsIntro}}</p>
 {{if .Exploratory}}<p class="partial">Exploratory: {{.Exploratory}}. The verdicts below are computed, not findings.</p>
@@ -69,8 +70,12 @@ func WriteHTML(w io.Writer, r *Results) error {
 		report
 		AcceptedIntro, CellsIntro string
 		Figures                   []htmlFigure
-	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro}
+		Adaptive                  adaptiveSection
+	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro, Adaptive: adaptiveSectionOf(r)}
 	if err := addPhasedFigures(r, data.Phased.Sections); err != nil {
+		return err
+	}
+	if err := addAdaptiveFigures(r, &data.Adaptive); err != nil {
 		return err
 	}
 	for _, f := range figs {

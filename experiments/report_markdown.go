@@ -30,6 +30,7 @@ func WriteMarkdown(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
 	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
 	writePhasedMarkdown(w, rep)
+	writeAdaptiveMarkdown(w, r)
 	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", rep.VerdictsIntro)
 	if rep.Exploratory != "" {
 		fmt.Fprintf(w, "**Exploratory: %s. The verdicts below are computed, not findings.**\n\n", rep.Exploratory)
