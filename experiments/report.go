@@ -16,6 +16,12 @@ func WriteOutputs(dir string, res *Results) error {
 	if err := WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return err
 	}
+	return WriteReports(dir, res)
+}
+
+// WriteReports writes report.md and report.html into dir (loadlab check
+// --reports draws them again, with the current code, from results.json).
+func WriteReports(dir string, res *Results) error {
 	var md bytes.Buffer
 	WriteMarkdown(&md, res)
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {

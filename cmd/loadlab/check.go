@@ -41,12 +41,14 @@ func runPreregister(args []string, stdout io.Writer) error {
 }
 
 func runCheck(args []string, stdout io.Writer) error {
-	_, parse := newFlagSet("check DIR",
+	fs, parse := newFlagSet("check DIR",
 		"Recomputes a results folder from its raw data: every run's metrics, reconciliation and status from\n"+
 			"the client's result and the server's stats kept in DIR/results.json, every cell's summary and every\n"+
 			"verdict (matched by hypothesis id), prints the verdicts, and exits 1 naming the first figure that\n"+
 			"differs from the stored one; 2 when DIR has no results.json or a run lacks its raw data. Results\n"+
 			"written before raw data was kept (format 1) are re-judged from their stored metrics.\n", stdout)
+	reports := fs.Bool("reports", false, "once everything matches, write DIR/report.md and DIR/report.html again from results.json\n"+
+		"(the runs are not changed: for a report drawn by a newer loadlab)")
 	if len(args) == 0 {
 		return usageErr("check: which results folder?")
 	}
@@ -89,5 +91,11 @@ func runCheck(args []string, stdout io.Writer) error {
 		what = fmt.Sprintf("%d runs, %d cells and %d verdicts recomputed from raw data", len(res.Runs), len(res.Cells), len(verdicts))
 	}
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
+	if *reports {
+		if err := experiments.WriteReports(dir, res); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		fmt.Fprintf(stdout, "Wrote %s and %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	}
 	return nil
 }

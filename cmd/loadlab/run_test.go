@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -196,6 +197,29 @@ func TestExperimentAndCheckBadInput(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+// loadlab check --reports draws a results folder's reports again from its
+// results.json, once the recomputation matches.
+func TestCheckWritesReports(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../experiments/results/conditions-v1/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", dir, "--reports"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Wrote "+filepath.Join(dir, "report.md")) {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	for _, f := range []string{"report.md", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(b), "write-capacity-drop") {
+			t.Errorf("%s: %v, %d bytes", f, err, len(b))
 		}
 	}
 }
