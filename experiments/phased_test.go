@@ -3,8 +3,10 @@ package experiments
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,6 +233,9 @@ func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Stop()
+	if !strings.HasPrefix(mp.Dir, StoreParent()+"/") {
+		t.Errorf("store in %s, not under %s", mp.Dir, StoreParent())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r := &Runner{Spec: spec, Binary: bin, Target: mp.URL, MockConfig: &cfg, Restart: mp.Restart}
@@ -260,5 +265,25 @@ func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		t.Logf("run %d: %d created, %d unknown (%d stored), %d failed, %d errors; store %d; restart %+v", run.Run,
 			c.WritesCreated, c.WriteUnknown, run.Unknown.Stored, c.Failed, c.Errors, run.Server.StoredWrites, run.PhaseEvents)
+	}
+}
+
+// The runner's store goes where a slow disk sync cannot stall the writes:
+// $LOADLAB_STORE_DIR, else /dev/shm when it is a tmpfs (this machine's and
+// Docker's), else the temporary directory.
+func TestStoreParent(t *testing.T) {
+	want := os.TempDir()
+	var fs syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &fs) == nil && int64(fs.Type) == tmpfsMagic {
+		want = "/dev/shm"
+	}
+	t.Setenv(EnvStoreDir, "")
+	if got := StoreParent(); got != want {
+		t.Errorf("StoreParent() = %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	t.Setenv(EnvStoreDir, dir)
+	if got := StoreParent(); got != dir {
+		t.Errorf("with %s=%s: %q", EnvStoreDir, dir, got)
 	}
 }
