@@ -52,16 +52,26 @@ func runCheck(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return usageErr("check: which results folder?")
 	}
-	dir, rest := args[0], args[1:]
-	if strings.HasPrefix(dir, "-") {
-		dir, rest = "", args
+	// DIR before or after the flags (every flag of check is a switch, so
+	// an argument that is not a flag is the folder).
+	var dirs, flags []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			dirs = append(dirs, a)
+		}
 	}
-	if err := parse(rest); err != nil {
+	if err := parse(flags); err != nil {
 		return err
 	}
-	if dir == "" {
+	switch {
+	case len(dirs) == 0:
 		return usageErr("check: which results folder?")
+	case len(dirs) > 1:
+		return usageErr("check: one results folder, not %d (%s)", len(dirs), strings.Join(dirs, ", "))
 	}
+	dir := dirs[0]
 	path := filepath.Join(dir, "results.json")
 	res, err := experiments.ReadResults(path)
 	if err != nil {

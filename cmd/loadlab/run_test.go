@@ -212,14 +212,22 @@ func TestCheckWritesReports(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"check", dir, "--reports"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Wrote "+filepath.Join(dir, "report.md")) {
-		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
-	}
-	for _, f := range []string{"report.md", "report.html"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil || !strings.Contains(string(b), "write-capacity-drop") {
-			t.Errorf("%s: %v, %d bytes", f, err, len(b))
+	// The folder before or after the flag.
+	for _, args := range [][]string{{"check", dir, "--reports"}, {"check", "--reports", dir}} {
+		os.Remove(filepath.Join(dir, "report.md"))
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 || !strings.Contains(out.String(), "Wrote "+filepath.Join(dir, "report.md")) {
+			t.Fatalf("%q: exit %d: %s%s", args, code, out.String(), errb.String())
 		}
+		for _, f := range []string{"report.md", "report.html"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil || !strings.Contains(string(b), "write-capacity-drop") {
+				t.Errorf("%q: %s: %v, %d bytes", args, f, err, len(b))
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", dir, dir}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "one results folder, not 2") {
+		t.Errorf("two folders: exit %d: %s", code, errb.String())
 	}
 }
