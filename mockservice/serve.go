@@ -37,7 +37,13 @@ var ErrForcedShutdown = errors.New("mockservice: shutdown timeout passed with re
 // requests short, or the server's error.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.writes.close() // every write acknowledged is already synced
-	srv := newHTTPServer(s.Handler(), s.cfg.ReadHeaderTimeout)
+	return serveHandler(ctx, ln, s.Handler(), s.cfg)
+}
+
+// serveHandler is Serve's loop and shutdown for any of the services'
+// handlers, with cfg's timeouts.
+func serveHandler(ctx context.Context, ln net.Listener, h http.Handler, cfg config.Config) error {
+	srv := newHTTPServer(h, cfg.ReadHeaderTimeout)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -45,7 +51,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("mockservice: serve: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()

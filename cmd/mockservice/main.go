@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(out)
 		return 0
 	}
-	svc, err := mockservice.New(cfg)
+	in, err := mockservice.NewInstances(cfg, max(cfg.Instances, 1))
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return 2
@@ -59,18 +59,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger := log.New(stderr, "mockservice: ", log.LstdFlags)
 	fmt.Fprintf(stdout, "mockservice listening on http://%s (version %s, profile %s, time scale %g, seed %d)\n",
 		ln.Addr(), mockservice.Version(), cfg.Profile, cfg.TimeScale, cfg.Seed)
-	if r := svc.Replayed; r.Path == "" {
-		fmt.Fprintln(stdout, "store: in memory (--store FILE keeps acknowledged writes across restarts)")
-	} else {
-		torn := ""
-		if r.TornEnd {
-			torn = "; a torn last line (an append cut short, never acknowledged) was ignored"
+	paths := in.Paths()
+	if len(paths) > 1 {
+		fmt.Fprintf(stdout, "%d independent instances, under http://%s%s … http://%s%s (GET /healthz at the root lists them)\n",
+			len(paths), ln.Addr(), paths[0], ln.Addr(), paths[len(paths)-1])
+	}
+	for k, svc := range in.Services {
+		prefix := ""
+		if len(paths) > 1 {
+			prefix = paths[k] + " "
 		}
-		fmt.Fprintf(stdout, "store: %s, %d accepted writes replayed%s\n", r.Path, r.Writes, torn)
+		if r := svc.Replayed; r.Path == "" {
+			fmt.Fprintf(stdout, "%sstore: in memory (--store FILE keeps acknowledged writes across restarts)\n", prefix)
+		} else {
+			torn := ""
+			if r.TornEnd {
+				torn = "; a torn last line (an append cut short, never acknowledged) was ignored"
+			}
+			fmt.Fprintf(stdout, "%sstore: %s, %d accepted writes replayed%s\n", prefix, r.Path, r.Writes, torn)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	err = svc.Serve(ctx, ln)
+	err = in.Serve(ctx, ln)
 	switch {
 	case err == nil:
 		logger.Printf("stopped cleanly")
@@ -218,6 +229,11 @@ func bindFlags(fs *flag.FlagSet, cfg *config.Config) {
 		"the file is replayed at start, so a restart or a crash keeps what was acknowledged (a torn last line is\n"+
 		"ignored and reported); POST /admin/reset empties it. Empty: in memory, a restart forgets the writes",
 		func() string { return cfg.Store }, func(v string) { cfg.Store = v })
+	intf("instances", fmt.Sprintf("independent mock services served behind the one port, in [1, %d]: with more than 1, instance k\n"+
+		"answers under /i/k (/i/k/enrich, /i/k/admin/reset, /i/k/metrics, ...; OPTIONS /i/k/enrich identifies it), each with\n"+
+		"its own stations, store (FILE.k), request log, seed, profile and metrics; GET /healthz at the root lists them.\n"+
+		"For the shards of an experiment sharing one mock process (shard K: loadlab experiment --shard K/N --target http://HOST:PORT/i/K)", config.MaxInstances),
+		func(c *config.Config) *int { return &c.Instances })
 	intf("request-log-cap", "requests with an X-Request-Id kept in the request log (GET /admin/requests) since the last reset; 0 off",
 		func(c *config.Config) *int { return &c.RequestLogCap })
 	dur("shutdown-timeout", "on SIGTERM, how long requests in flight may take to finish",

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,6 +48,8 @@ func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
 		{"unknown flag", []string{"--wat"}, "wat"},
 		{"stray argument", []string{"extra"}, "extra"},
 		{"unwritable store", []string{"--store", dir + "/no-such-dir/store"}, "store: open " + dir + "/no-such-dir/store"},
+		{"too many instances", []string{"--instances", "65"}, "instances: 65 must be in [1, 64]"},
+		{"no instances", []string{"--instances", "0"}, "instances: 0 must be in [1, 64]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +165,51 @@ func TestSIGTERMDrainsThenExitsZero(t *testing.T) {
 	}
 	if !replied.After(signalled) {
 		t.Error("the write finished before SIGTERM: nothing was drained")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v, want 0 (%s)", err, stderr.String())
+	}
+}
+
+// --instances 3: the start-up lines name the instances, a write to
+// /i/2 is served by instance 2 alone, and SIGTERM drains and exits 0.
+func TestInstancesFlag(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0", "--instances", "3")
+	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	r := bufio.NewReader(stdout)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no start line: %v (%s)", err, stderr.String())
+	}
+	url := strings.Fields(strings.TrimPrefix(line, "mockservice listening on "))[0]
+	second, _ := r.ReadString('\n')
+	if !strings.HasPrefix(second, "3 independent instances, under "+url+"/i/0 … "+url+"/i/2") {
+		t.Errorf("second line %q", second)
+	}
+	go io.Copy(io.Discard, r)
+	resp, err := http.Post(url+"/i/2/records", "application/json", strings.NewReader(`{"id":"a","complete":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for k, want := range []int{0, 0, 1} {
+		st, err := api.Client{BaseURL: fmt.Sprintf("%s/i/%d", url, k)}.Scrape(context.Background())
+		if err != nil || st.StoredWrites != want || resp.StatusCode != http.StatusCreated {
+			t.Errorf("instance %d: %d stored (%v), write answered %d", k, st.StoredWrites, err, resp.StatusCode)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v, want 0 (%s)", err, stderr.String())

@@ -155,7 +155,15 @@ type Config struct {
 	// acknowledged write. Empty: the store is in memory and a restart
 	// forgets it.
 	Store string `yaml:"store,omitempty" json:"store,omitempty"`
+	// Instances is how many independent services the process serves
+	// behind its one port (1: one, at the root; more: instance k
+	// under /i/k, for the shards of an experiment that share one mock
+	// process), at most MaxInstances.
+	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
 }
+
+// MaxInstances bounds Config.Instances.
+const MaxInstances = 64
 
 // Default returns the lab's service: enrichment with 256 workers and an
 // unbounded queue; records with 6 workers, 6 queue slots and 503 beyond; the
@@ -174,6 +182,7 @@ func Default() Config {
 		TimeScale:         DefaultTimeScale,
 		ShutdownTimeout:   DefaultShutdownTimeout,
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		Instances:         1,
 		Enrichment:        Station{Workers: DefaultEnrichmentWorkers, Queue: UnboundedQueue, RejectStatus: DefaultRejectStatus},
 		Records:           Station{Workers: DefaultRecordsWorkers, Queue: DefaultRecordsQueue, RejectStatus: DefaultRejectStatus},
 		Profiles: map[string]Profile{
@@ -255,6 +264,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken == "" && !isLoopback(c.Listen) {
 		return fmt.Errorf(adminTokenNonLoopbackError, c.Listen)
+	}
+	if c.Instances < 1 || c.Instances > MaxInstances {
+		return fmt.Errorf("instances: %d must be in [1, %d]", c.Instances, MaxInstances)
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
 		return fmt.Errorf("time_scale: %w", err)

@@ -34,3 +34,21 @@ func Start(tb testing.TB, cfg config.Config) *Mock {
 	tb.Cleanup(func() { _ = stop() })
 	return &Mock{URL: url, Service: svc, Stop: stop, Client: api.Client{BaseURL: url, Token: cfg.AdminToken}}
 }
+
+// StartInstances serves n independent instances of cfg behind one
+// loopback port (mockservice --instances n) until tb ends; instance k's
+// URL is its base, http://127.0.0.1:PORT/i/k (with n = 1, the root).
+func StartInstances(tb testing.TB, cfg config.Config, n int) []*Mock {
+	tb.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	in, urls, stop, err := mockservice.StartInstances(cfg, n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = stop() })
+	var out []*Mock
+	for k, svc := range in.Services {
+		out = append(out, &Mock{URL: urls[k], Service: svc, Stop: stop, Client: api.Client{BaseURL: urls[k], Token: cfg.AdminToken}})
+	}
+	return out
+}
