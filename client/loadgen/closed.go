@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// runClosed runs the virtual users: user i first sends at second i mod 5,
+// runClosed runs the virtual users (a segment's: user u when u % n is its
+// index): user i first sends at second i mod 5,
 // then waits for its outcome and thinks before sending again. In step mode
 // the next send is at the start of the second it falls in. After a
 // rejection or a drop a user waits at least one model second (one step of
@@ -18,7 +19,11 @@ func (g *generator) runClosed(ctx context.Context) {
 	sc := g.cfg.Scenario
 	think := time.Duration(sc.Think) * g.unit
 	var next atomic.Int64
-	for u := range sc.Users {
+	// A segment's users are every n-th; its request ids, local × n +
+	// index, are unique across the segments.
+	seg := g.cfg.Segment
+	n := seg.count()
+	for u := seg.Index; u < sc.Users; u += n {
 		wg.Go(func() {
 			c := g.client.newConn()
 			at := g.start.Add(time.Duration(u%5) * g.unit)
@@ -26,7 +31,7 @@ func (g *generator) runClosed(ctx context.Context) {
 				if g.clock.SleepUntil(ctx, at) != nil {
 					return
 				}
-				req := g.newRequest(int(next.Add(1)-1), at)
+				req := g.newRequest(int(next.Add(1)-1)*n+seg.Index, at)
 				done := at.Add(g.unit) // dropped: the next step
 				if ok := g.admitCapped(req); ok {
 					reply, replied := g.send(ctx, c, req)

@@ -150,6 +150,18 @@ type Config struct {
 	Clock      Clock
 	// Progress, when set, is called about every model second.
 	Progress func(Progress)
+	// Segment makes this generator one of Segment.Count sharing the
+	// schedule and the target: it sends only its part (open arrival hit
+	// when hit % Count is its Index, closed user u when u % Count is),
+	// each arrival at its scheduled time, under the schedule's own request
+	// id. Only segment 0 resets the mock service. The zero value is the
+	// whole schedule.
+	Segment Segment
+	// StartAt is the moment model second 0 begins (zero: as soon as the
+	// target is identified and reset). Segments of one schedule need a
+	// common StartAt; a generator ready only after it returns
+	// ErrStartPassed and sends nothing.
+	StartAt time.Time
 }
 
 // Progress is the state of a run in progress.
@@ -192,6 +204,13 @@ func (c Config) Validate() error {
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
 		return fmt.Errorf("time-scale: %w", err)
 	}
+	if err := c.Segment.validate(); err != nil {
+		return err
+	}
+	if c.Segment.Count > 1 && c.StartAt.IsZero() {
+		return fmt.Errorf("start-at: segment %s shares its schedule with %d others and needs their common start time",
+			c.Segment, c.Segment.Count-1)
+	}
 	return nil
 }
 
@@ -207,15 +226,18 @@ func (c Config) clientName() string {
 // an outcome longer than the timeout (plus the tie window, under one model
 // second), so an open schedule never has more than its peak rate ×
 // (timeout + 1) in flight, and closed users never more than their number.
+// A segment's is its share: a second's arrivals are consecutive, so
+// ceil(rate / n) of them at most are its, and so many of the users.
 func (c Config) inFlightCap() int {
 	if c.MaxInFlight > 0 {
 		return c.MaxInFlight
 	}
 	sc := c.Scenario
 	if sc.Generator != models.GeneratorOpen {
-		return min(sc.Users, DefaultMaxInFlight)
+		return max(min(c.Segment.share(sc.Users), DefaultMaxInFlight), 1)
 	}
-	perSecond := max(sc.BaseRate, sc.PeakRate)
+	n := c.Segment.count()
+	perSecond := (max(sc.BaseRate, sc.PeakRate) + n - 1) / n
 	if perSecond > DefaultMaxInFlight/(sc.Timeout+1) { // overflow guard too
 		return DefaultMaxInFlight
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -30,6 +31,14 @@ type Second struct {
 // TooLate + Unfinished + Cancelled + TimedOut + Unjoined + ErrorStatus +
 // TransportErrors = Requests; and Requests + Dropped + Behind = Scheduled.
 type Result struct {
+	// Segment is the part of the schedule this generator sent (Load with
+	// Config.Segment); nil for a whole run, and for a merge of segments.
+	// First, so that the JSON says at once whether it is a segment.
+	Segment *Segment `json:"segment,omitempty"`
+	// MergedSegments is how many segments Merge combined into this result;
+	// 0 for one generator's run.
+	MergedSegments int `json:"merged_segments,omitempty"`
+
 	Requests      int      `json:"requests"`
 	OnTime        int      `json:"on_time"`
 	Rejected      int      `json:"rejected"`
@@ -63,6 +72,11 @@ type Result struct {
 	// moment the request was written (what the target did).
 	LatencyFromSchedule Latency `json:"latency_from_schedule"`
 	LatencyFromSend     Latency `json:"latency_from_send"`
+	// The two latency histograms themselves (real microseconds, HDR's V2
+	// compressed encoding in base64, as hdrhistogram.Decode reads it):
+	// Merge adds them up and recomputes the percentiles exactly.
+	LatencyFromScheduleHDR string `json:"latency_from_schedule_hdr,omitempty"`
+	LatencyFromSendHDR     string `json:"latency_from_send_hdr,omitempty"`
 	// ServerJoined: the target is a loadlab mock service whose request log
 	// was read and held every request the join needed (Unjoined is 0).
 	ServerJoined bool `json:"server_joined"`
@@ -72,6 +86,13 @@ type Result struct {
 	ServerIdentified bool    `json:"server_identified"`
 	TieWindowS       float64 `json:"tie_window_s"`
 	TimeScale        float64 `json:"time_scale"`
+	// The run: its scenario (the schedule's parameters), arrival mode,
+	// target and the moment its model second 0 began (Config.StartAt when
+	// given), by which Merge checks segments are of one schedule.
+	Scenario models.AdmissionScenario `json:"scenario,omitzero"`
+	Arrivals string                   `json:"arrivals,omitempty"`
+	Target   string                   `json:"target,omitempty"`
+	StartAt  time.Time                `json:"start_at,omitzero"`
 	// Client is the HTTP client that sent the load (fasthttp or net/http)
 	// and MaxInFlight the cap on requests awaiting an outcome in force,
 	// given or derived: arrivals that found it reached are Dropped.
@@ -129,6 +150,7 @@ func join(in joinInput) Result {
 		TransportErrors: in.replies[ReplyTransport], StatusCodes: maps.Clone(in.statuses),
 		LateStarts: in.late, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
 		LatencyFromSchedule: summarise(in.fromSchedule, in.unit), LatencyFromSend: summarise(in.fromSend, in.unit),
+		LatencyFromScheduleHDR: encodeHistogram(in.fromSchedule), LatencyFromSendHDR: encodeHistogram(in.fromSend),
 		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale}
 	if res.StatusCodes == nil {
 		res.StatusCodes = map[int]int{}

@@ -36,6 +36,11 @@ const capacityTimeout = 2 * time.Second
 // request log; otherwise it sends the load and nothing else, and the result
 // says so (ServerIdentified false). When ctx ends before the run does, the
 // result holds what was measured and is marked Partial.
+//
+// With cfg.Segment i/n, Load sends only its part of the schedule from
+// cfg.StartAt; only segment 0 resets the mock service, each segment joins
+// its own requests with the shared request log, and Merge combines the n
+// results into the whole schedule's.
 func Load(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("loadgen: %w", err)
@@ -68,13 +73,27 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		station = stationOf(u.Path)
 	}
 	hasLog := station != ""
-	if hasLog {
+	// Segments share the target: segment 0 alone resets it, before the
+	// common start; the others' requests come after.
+	if hasLog && cfg.Segment.Index == 0 {
 		if err := mock.Reset(ctx); err != nil {
 			return Result{}, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)
 		}
 	}
 
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines
+	if !cfg.StartAt.IsZero() {
+		if now := g.clock.Now(); now.After(cfg.StartAt) {
+			what := "identified the target"
+			if hasLog && cfg.Segment.Index == 0 {
+				what = "identified and reset the target"
+			}
+			return Result{}, fmt.Errorf("%w: the generator %s at %s, %v after the start at %s: nothing sent",
+				ErrStartPassed, what, now.UTC().Format(time.RFC3339Nano), now.Sub(cfg.StartAt).Round(time.Millisecond),
+				cfg.StartAt.UTC().Format(time.RFC3339Nano))
+		}
+		g.start = cfg.StartAt
+	}
 	g.end = g.start.Add(time.Duration(cfg.Scenario.Duration) * g.unit)
 	runCtx, stop := context.WithDeadline(ctx, g.end)
 	defer stop()
@@ -128,6 +147,11 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res := join(in)
 	res.Client, res.MaxInFlight = cfg.clientName(), g.inFlightCap
+	res.Scenario, res.Arrivals, res.Target, res.StartAt = cfg.Scenario, cfg.Arrivals, cfg.Target, g.start
+	if !cfg.Segment.whole() {
+		seg := cfg.Segment
+		res.Segment = &seg
+	}
 	return res, nil
 }
 

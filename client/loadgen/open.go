@@ -12,7 +12,8 @@ import (
 // up to the in-flight cap, beyond which the arrival is dropped. An arrival
 // the pacer reaches later than the late threshold (a generator short of
 // CPU), or that falls due as the run ends, is behind: counted, not sent.
-// Every arrival is sent, dropped or behind.
+// Every arrival is sent, dropped or behind. A segment's generator does
+// this for its arrivals only: hit % n == its index.
 func (g *generator) runOpen(ctx context.Context, p Pacer) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -20,7 +21,10 @@ func (g *generator) runOpen(ctx context.Context, p Pacer) {
 	defer close(work)
 	senders := 0
 	late := time.Duration(g.cfg.LateThreshold * float64(g.unit))
-	for hit := 0; ; hit++ {
+	// A segment's arrivals are every n-th of the schedule: the others are
+	// not this generator's at all (not scheduled, dropped or behind here).
+	n := g.cfg.Segment.count()
+	for hit := g.cfg.Segment.Index; ; hit += n {
 		off, ok := p.Due(hit)
 		if !ok {
 			return
@@ -34,7 +38,7 @@ func (g *generator) runOpen(ctx context.Context, p Pacer) {
 			}
 			for ok && sched.Before(stopped) {
 				g.behindOne(sched)
-				hit++
+				hit += n
 				off, ok = p.Due(hit)
 				sched = g.start.Add(off)
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/loadlab/loadlab/experiments/models"
 )
@@ -17,6 +18,14 @@ import (
 func WriteResult(w io.Writer, cfg Config, r Result) error {
 	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s (%s client, at most %d requests in flight)\n",
 		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target, r.Client, r.MaxInFlight)
+	switch {
+	case r.Segment != nil:
+		fmt.Fprintf(w, "Segment %s: arrivals (closed: users) numbered %d, %d + %d, … of the schedule, from %s; merge the %d segments' results for the whole\n",
+			r.Segment, r.Segment.Index, r.Segment.Index, r.Segment.Count, r.StartAt.UTC().Format(time.RFC3339Nano), r.Segment.Count)
+	case r.MergedSegments > 0:
+		fmt.Fprintf(w, "Merged from %d segments started at %s (queue figures: segment 0's samples of the shared station)\n",
+			r.MergedSegments, r.StartAt.UTC().Format(time.RFC3339Nano))
+	}
 	if r.Partial {
 		fmt.Fprintln(w, "PARTIAL: the run was interrupted; figures are for the time it ran.")
 	}

@@ -26,6 +26,11 @@ func runLoad(args []string, stdout io.Writer) error {
 			"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n"+
 			"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n"+
 			"at the same --time-scale); any other target is sent the load and nothing else.\n\n"+
+			"Distributed load: n generators share one schedule and one --target with --segment i/n (0 ≤ i < n, from 0 like\n"+
+			"JOB_COMPLETION_INDEX) and one --start-at: segment i sends open arrivals number i, i+n, i+2n, … of the schedule\n"+
+			"(closed: users i, i+n, …), each at its scheduled time, so together they offer exactly the schedule. Only\n"+
+			"segment 0 resets the mock service, before the start; a generator not ready by --start-at exits 2, sending\n"+
+			"nothing. Write each segment's --json to a file and combine them with loadlab merge --out FILE SEGMENT...\n\n"+
 			"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n"+
 			"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n", stdout)
 	admissionFlags(fs, &sc)
@@ -41,8 +46,24 @@ func runLoad(args []string, stdout io.Writer) error {
 	metricsAddr := fs.String("metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
 	compare := fs.Bool("compare-model", false, "also run the admission model with the same parameters and print both side by side")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
+	segment := fs.String("segment", "", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+
+		"one of n generators sharing --target and --start-at; merge their --json results with loadlab merge")
+	startAt := fs.String("start-at", "", "begin model second 0 at this wall-clock time (RFC 3339 with nanoseconds, e.g. from\n"+
+		"date -u -d +20sec +%Y-%m-%dT%H:%M:%S.%NZ), after identifying (and resetting) the target; a time already\n"+
+		"past when the generator is ready exits 2, nothing sent; required with --segment i/n when n > 1")
 	if err := parse(args); err != nil {
 		return err
+	}
+	if err := segmentFlags(&cfg, *segment, *startAt); err != nil {
+		return err
+	}
+	if cfg.Segment.Count > 1 {
+		switch {
+		case cfg.Target == "":
+			return usageErr("load: --segment %s: the segments must share one target: give --target (without it each would start an endpoint of its own)", cfg.Segment)
+		case *compare:
+			return usageErr("load: --segment %s: --compare-model compares the whole schedule: merge the segments (loadlab merge), then compare", cfg.Segment)
+		}
 	}
 	cfg.Scenario = sc
 	cfg.TieWindow = *tie
@@ -83,7 +104,8 @@ func runLoad(args []string, stdout io.Writer) error {
 	if cfg.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrAdmin) {
+	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrAdmin) ||
+		errors.Is(err, loadgen.ErrStartPassed) {
 		return usageErr("%v", err)
 	}
 	if err != nil {
@@ -102,13 +124,37 @@ func runLoad(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// scheduledTotal is how many arrivals the whole run would have had, or "?"
-// for closed users.
+// scheduledTotal is how many arrivals the whole run (a segment: its share)
+// would have had, or "?" for closed users.
 func scheduledTotal(cfg loadgen.Config) string {
 	if cfg.Scenario.Generator != models.GeneratorOpen {
 		return "?"
 	}
-	return fmt.Sprintf("%.0f", loadgen.RampPacer{Scenario: cfg.Scenario}.Len())
+	return fmt.Sprint(loadgen.SegmentArrivals(cfg.Scenario, cfg.Segment))
+}
+
+// segmentFlags reads --segment and --start-at into cfg: segments of more
+// than one need a common start.
+func segmentFlags(cfg *loadgen.Config, segment, startAt string) error {
+	if segment != "" {
+		seg, err := loadgen.ParseSegment(segment)
+		if err != nil {
+			return usageErr("load: --segment %v", err)
+		}
+		cfg.Segment = seg
+	}
+	if startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, startAt)
+		if err != nil {
+			return usageErr("load: --start-at: %q is not an RFC 3339 time (e.g. 2026-12-01T10:00:00.123456789Z)", startAt)
+		}
+		cfg.StartAt = t
+	}
+	if cfg.Segment.Count > 1 && cfg.StartAt.IsZero() {
+		return usageErr("load: --segment %s needs --start-at: the %d generators must begin the shared schedule at one moment "+
+			"(an RFC 3339 time a little ahead, the same for every segment)", segment, cfg.Segment.Count)
+	}
+	return nil
 }
 
 // writeLoad prints the result, for people or as JSON, with the model's
