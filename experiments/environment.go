@@ -19,6 +19,10 @@ type Environment struct {
 	Kernel     string           `json:"kernel"`
 	GitCommit  string           `json:"git_commit,omitempty"`
 	Hostname   string           `json:"hostname"`
+	// BinarySHA256 is the SHA-256 of the runner's own executable (which
+	// every client run re-executes): loadlab merge refuses shards run by
+	// different binaries.
+	BinarySHA256 string `json:"binary_sha256,omitempty"`
 }
 
 // ReadEnvironment describes the machine and the runner process.
@@ -40,5 +44,8 @@ func ReadEnvironment() Environment {
 		e.GitCommit = strings.TrimSpace(string(out))
 	}
 	e.Hostname, _ = os.Hostname()
+	if exe, err := os.Executable(); err == nil {
+		e.BinarySHA256, _ = FileSHA256(exe)
+	}
 	return e
 }

@@ -108,7 +108,23 @@ func newReport(r *Results) report {
 		rep.Ran += ", commit " + short(e.GitCommit)
 	}
 	rep.Ran += "."
-	if r.Partial != "" {
+	if len(r.Shards) > 0 {
+		var each []string
+		for _, sh := range r.Shards {
+			rt := sh.Environment.Runtime
+			each = append(each, fmt.Sprintf("shard %d: %d runs on %s (GOMAXPROCS %d, NumCPU %d, CPU quota %s)",
+				sh.Index, sh.Runs, sh.Environment.Hostname, rt.GOMAXPROCS, rt.NumCPU, rt.Quota()))
+		}
+		rep.Ran += fmt.Sprintf(" Merged from %d shards (loadlab merge): %s.", len(r.Shards), strings.Join(each, "; "))
+	}
+	switch {
+	case r.Shard != nil:
+		rep.Partial = fmt.Sprintf("PARTIAL: shard %s, %d of the matrix's %d runs", r.Shard.Shard, len(r.Shard.Units), len(r.Experiment.Units()))
+		if r.Partial != "" {
+			rep.Partial += ", and " + r.Partial
+		}
+		rep.Partial += fmt.Sprintf("; the statistics and verdicts below are this shard's alone: loadlab merge its %d shards for the experiment's.", r.Shard.Count)
+	case r.Partial != "":
 		rep.Partial = "PARTIAL: " + r.Partial + "; the statistics and verdicts below are over the completed runs only."
 	}
 	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)

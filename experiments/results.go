@@ -95,6 +95,12 @@ type Results struct {
 	// Advised is, per scenario, the strategy "advised" and the probes and
 	// advice it came from.
 	Advised map[string]*AdvisedStrategy `json:"advised,omitempty"`
+	// Shard, when set, says this is one shard's part of the matrix
+	// (loadlab experiment --shard): partial until loadlab merge combines
+	// it with the others.
+	Shard *ShardRecord `json:"shard,omitempty"`
+	// Shards, in merged results, is what each shard ran and saw.
+	Shards []MergedShard `json:"shards,omitempty"`
 }
 
 // CellSummary is a cell's statistics over its runs.
@@ -143,6 +149,13 @@ func ReadResults(path string) (*Results, error) {
 	if err := json.NewDecoder(io.LimitReader(f, maxResultsBytes)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return NormalizeResults(&r), nil
+}
+
+// NormalizeResults brings results decoded from JSON written by an older
+// runner to the current shape (run statuses, valid runs per cell), as
+// ReadResults does.
+func NormalizeResults(r *Results) *Results {
 	for i := range r.Runs {
 		r.Runs[i].normalize()
 	}
@@ -151,5 +164,5 @@ func ReadResults(path string) (*Results, error) {
 			r.Cells[i].Valid = validRuns(r.Runs, c.Cell)
 		}
 	}
-	return &r, nil
+	return r
 }

@@ -78,6 +78,13 @@ type Runner struct {
 	// phased scenarios with a restart need it.
 	Restart func(ctx context.Context, signal string, seed uint32) (replayed string, err error)
 
+	// Shard, when set, runs only that part of the matrix (ShardUnits); the
+	// results say which, and are partial until merged with the others.
+	Shard *Shard
+	// RunDone, when set, is called with every run as it ends (loadlab
+	// experiment --json-lines prints it).
+	RunDone func(RunRecord)
+
 	// advisedFiles are the strategy files of the advised cells, by
 	// scenario, for the runs' --strategy-file.
 	advisedFiles map[string]string
@@ -104,6 +111,11 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	}
 	if r.Target == "" {
 		return nil, errors.New("experiment: no mock service target")
+	}
+	if r.Shard != nil {
+		if err := r.Spec.CheckShardable(*r.Shard); err != nil {
+			return nil, err
+		}
 	}
 	if r.Spec.HasRestarts() && r.Restart == nil {
 		return nil, fmt.Errorf("%w: a scenario restarts the mock service, and the runner cannot restart the one at %s (run without --target: the runner starts its own)", ErrMismatch, r.Target)
@@ -138,31 +150,37 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	}
 	defer cleanup()
 	r.advisedFiles = files
-	cells := r.Spec.Cells()
-	total := len(cells) * r.Spec.Runs
+	// Runs go round-robin over a cell's repetitions so slow drift in the
+	// machine spreads over cells instead of biasing one; a shard runs its
+	// part of the matrix in the same order.
+	units := r.Spec.Units()
+	if r.Shard != nil {
+		units = r.Spec.ShardUnits(*r.Shard, mockCfg)
+		res.Shard = &ShardRecord{Shard: *r.Shard, Units: units}
+	}
+	total := len(units)
 	start := time.Now()
 	done := 0
-	// Runs go round-robin over a cell's repetitions so slow drift in the
-	// machine spreads over cells instead of biasing one.
-matrix:
-	for run := 1; run <= r.Spec.Runs; run++ {
-		for _, c := range cells {
-			if ctx.Err() != nil {
-				break matrix
-			}
-			if r.Progress != nil {
-				r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start)})
-			}
-			rec := r.runOne(ctx, mock, mockCfg, c, run, res.Advised)
-			if ctx.Err() != nil {
-				break matrix // the run was cut short by the interruption: not a result
-			}
-			res.Runs = append(res.Runs, rec)
-			r.Metrics.observe(rec)
-			done++
-			if r.Progress != nil {
-				r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start), Last: &rec})
-			}
+	for _, u := range units {
+		c, run := u.Cell, u.Run
+		if ctx.Err() != nil {
+			break
+		}
+		if r.Progress != nil {
+			r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start)})
+		}
+		rec := r.runOne(ctx, mock, mockCfg, c, run, res.Advised)
+		if ctx.Err() != nil {
+			break // the run was cut short by the interruption: not a result
+		}
+		res.Runs = append(res.Runs, rec)
+		r.Metrics.observe(rec)
+		if r.RunDone != nil {
+			r.RunDone(rec)
+		}
+		done++
+		if r.Progress != nil {
+			r.Progress(Progress{Done: done, Total: total, Cell: c, Run: run, Elapsed: time.Since(start), Last: &rec})
 		}
 	}
 	res.Finished = time.Now().UTC()
@@ -195,17 +213,31 @@ func (r *Runner) runLimit(mockCfg config.Config, c Cell, scale float64, advised 
 	if r.Spec.Duration > 0 { // time-bounded: the duration, and a drain as long
 		return runLimitBase + time.Duration(3*float64(r.Spec.Duration)*scale)
 	}
-	s, _ := r.Spec.Strategy(c, advised)
-	inFlight := max(s.RecordsInFlight, 1)
-	if s.RecordsInFlight == records.UnboundedInFlight {
-		inFlight = r.Spec.Records
-	}
-	b := CellBound(mockCfg, c.Scenario, s, inFlight, r.Spec.CallTimeout)
-	if !(b.Bound > 0) {
+	labSeconds := r.Spec.expectedLabSeconds(mockCfg, c, advised)
+	if labSeconds == 0 {
 		return runLimitBase * runLimitFactor
 	}
-	labSeconds := float64(r.Spec.Records) / b.Bound
 	return runLimitBase + time.Duration(runLimitFactor*labSeconds*scale*float64(time.Second))
+}
+
+// expectedLabSeconds is how long a run of cell c should take in lab time:
+// the duration of a time-bounded run, else the records at the cell's
+// Little's-law bound (with one record in flight where the strategy leaves
+// it to the runtime); 0 when the cell has no bound.
+func (s Spec) expectedLabSeconds(mockCfg config.Config, c Cell, advised map[string]*AdvisedStrategy) float64 {
+	if s.Duration > 0 {
+		return s.Duration.Seconds()
+	}
+	st, _ := s.Strategy(c, advised)
+	inFlight := max(st.RecordsInFlight, 1)
+	if st.RecordsInFlight == records.UnboundedInFlight {
+		inFlight = s.Records
+	}
+	b := CellBound(mockCfg, c.Scenario, st, inFlight, s.CallTimeout)
+	if !(b.Bound > 0) {
+		return 0
+	}
+	return float64(s.Records) / b.Bound
 }
 
 // runOne runs cell c once against the mock service the experiment runs,

@@ -101,6 +101,13 @@ func runCheck(args []string, stdout io.Writer) error {
 		what = fmt.Sprintf("%d runs, %d cells and %d verdicts recomputed from raw data", len(res.Runs), len(res.Cells), len(verdicts))
 	}
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
+	switch {
+	case res.Shard != nil:
+		fmt.Fprintf(stdout, "PARTIAL: shard %s, %d of the matrix's %d runs: these verdicts are the shard's alone; loadlab merge its %d shards for the experiment's\n",
+			res.Shard.Shard, len(res.Shard.Units), len(res.Experiment.Units()), res.Shard.Count)
+	case len(res.Shards) > 0:
+		fmt.Fprintf(stdout, "merged from %d shards\n", len(res.Shards))
+	}
 	if *reports {
 		if err := experiments.WriteReports(dir, res); err != nil {
 			return fmt.Errorf("check: %w", err)

@@ -41,6 +41,8 @@ func runExperiment(args []string, stdout io.Writer) error {
 			"time-bounded (the file's duration); at each phase's start the runner changes the mock service's live settings,\n"+
 			"the network faults between client and mock service (an in-process proxy per dependency), or restarts the mock\n"+
 			"service (then run as a process of its own with its store in a temporary directory). See the README.\n\n"+
+			"On several machines: --shard i/n runs part i of n of the matrix (see loadlab merge, and the README's \"On\n"+
+			"Kubernetes\"); --json-lines prints every run and then the results as JSON lines, for a pod's log.\n\n"+
 			"Exit codes: 0 every run valid; 1 some runs failed, contaminated or invalid (listed in the report); 2 bad input, or a mock\n"+
 			"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n"+
 			"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n"+
@@ -59,6 +61,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	calStrategies := fs.String("calibration-strategies", strings.Join(experiments.DefaultCalibrationStrategies, ","), "comma-separated strategies the calibration measures (C1, C2, C3, C4, or any --strategy of loadlab run)")
 	maxBias := fs.Float64("max-bias", experiments.DefaultMaxBias, "largest time-scale bias (a fraction of the rate at time scale 1) under which the experiment judges")
 	acceptBias := fs.Bool("accept-bias", false, "judge even when a time-scale bias exceeds --max-bias; the report says so")
+	shardFlag := fs.String("shard", "", "run only part i of n of the matrix (i from 0, like a Kubernetes Indexed Job's\n"+
+		"JOB_COMPLETION_INDEX): every run of every cell goes to one shard, balanced by expected duration, run k\n"+
+		"keeping its seed; the results folder is partial, saying so, until loadlab merge combines the n shards")
+	jsonLines := fs.Bool("json-lines", false, "print JSON lines on stdout instead of the summary: {\"kind\":\"run\",...} as each run ends,\n"+
+		"then {\"kind\":\"results\",...} with the whole results.json (loadlab merge reads such a log: kubectl logs)")
 	calOnly := fs.Bool("calibration-only", false, "run the time-scale calibration alone, print it and exit (0 within --max-bias, 1 beyond):\nwhich time scale can this machine run the experiment at?")
 	if err := parse(args); err != nil {
 		return err
@@ -78,6 +85,17 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	if err := spec.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	var shard *experiments.Shard
+	if *shardFlag != "" {
+		sh, err := experiments.ParseShard(*shardFlag)
+		if err != nil {
+			return usageErr("--shard %v", err)
+		}
+		if err := spec.CheckShardable(sh); err != nil {
+			return usageErr("%v", err)
+		}
+		shard = &sh
 	}
 	var calNames []string
 	for _, name := range strings.Split(*calStrategies, ",") {
@@ -102,6 +120,15 @@ func runExperiment(args []string, stdout io.Writer) error {
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
+		if shard != nil {
+			dir += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
+		}
+	}
+	// The folder must take the results before hours of runs, not after.
+	if !*calOnly {
+		if err := writable(dir); err != nil {
+			return usageErr("--out: %v", err)
+		}
 	}
 	ctx, reg, done, err := begin(*metricsAddr, nil)
 	if err != nil {
@@ -148,7 +175,12 @@ func runExperiment(args []string, stdout io.Writer) error {
 	r := &experiments.Runner{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, AdminToken: *token,
 		MockConfig: &mockCfg, Progress: progressPrinter(os.Stderr), Wait: *wait,
 		CalibrationRuns: *calRuns, CalibrationStrategies: calNames, MaxBias: *maxBias, AcceptBias: *acceptBias, StartMock: startInProcessMock,
-		CalibrateOnly: *calOnly, Lock: lock, Restart: restart}
+		CalibrateOnly: *calOnly, Lock: lock, Restart: restart, Shard: shard}
+	var lines *jsonLineWriter
+	if *jsonLines {
+		lines = &jsonLineWriter{w: stdout}
+		r.RunDone = func(rec experiments.RunRecord) { lines.write("run", shard, rec) }
+	}
 	if reg != nil {
 		r.Metrics = experiments.NewRunnerMetrics(reg)
 	}
@@ -168,8 +200,16 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if werr := experiments.WriteOutputs(dir, res); werr != nil {
 		return werr
 	}
-	printSummary(stdout, res)
-	fmt.Fprintf(stdout, "\nWrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	if lines != nil {
+		lines.write("results", shard, res)
+		if lines.err != nil {
+			return fmt.Errorf("experiment: --json-lines: %w", lines.err)
+		}
+		fmt.Fprintf(os.Stderr, "loadlab experiment: wrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	} else {
+		printSummary(stdout, res)
+		fmt.Fprintf(stdout, "\nWrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	}
 	if res.Partial != "" {
 		return interrupted(fmt.Errorf("experiment: %s", res.Partial))
 	}

@@ -3,6 +3,7 @@
 //	loadlab experiment             the replication matrix, hypotheses and reports
 //	loadlab preregister            lock the hypotheses before the first run
 //	loadlab check DIR              re-judge a results folder
+//	loadlab merge --out DIR P...   combine shards of a matrix, or segments of a load
 //	loadlab run                    one batch of records against a running mock service, or your own services
 //	loadlab probe                  the capacity of one dependency: stepped concurrency, knee, USL fit
 //	loadlab advise                 a strategy file from probes: permits at the knees, records in flight
@@ -41,6 +42,8 @@ Commands:
                          preregistered hypotheses, write results.json, report.md, report.html
   preregister            lock the hypotheses file's SHA-256 before the first run
   check DIR              re-judge a results folder and print the verdicts
+  merge --out DIR P...   combine the shards of a matrix (experiment --shard i/n) into one results
+                         folder, or the segments of a load (load --segment i/n) into one result
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
                          C5-aimd, C5-vegas (adaptive limits), C6, C2-retries (retries),
@@ -134,6 +137,8 @@ func dispatch(args []string, stdout io.Writer) error {
 		return runPreregister(args[1:], stdout)
 	case "check":
 		return runCheck(args[1:], stdout)
+	case "merge":
+		return runMerge(args[1:], stdout)
 	case "probe":
 		return runProbe(args[1:], stdout)
 	case "advise":

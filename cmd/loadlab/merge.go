@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// jsonLineWriter prints one JSON object per line, {"kind": …, "shard": …,
+// kind: value}, safe for concurrent use; the first error sticks.
+type jsonLineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (l *jsonLineWriter) write(kind string, shard *experiments.Shard, v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	line := map[string]any{"kind": kind, kind: v}
+	if shard != nil {
+		line["shard"] = shard.String()
+	}
+	b, err := json.Marshal(line)
+	if err == nil {
+		_, err = l.w.Write(append(b, '\n'))
+	}
+	l.err = err
+}
+
+// writable creates dir if needed and checks a file can be written in it.
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s cannot be created: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".loadlab-writable-*")
+	if err != nil {
+		return fmt.Errorf("%s cannot be written: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func runMerge(args []string, stdout io.Writer) error {
+	fs, parse := newFlagSet("merge --out DIR PARTIAL...",
+		"Combines the segments of one load (loadlab load --segment i/n --json, each written to a file) into one\n"+
+			"load result written to --out FILE (outcomes, counts and per-second timeline summed, latency percentiles\n"+
+			"from the merged histograms); refused, naming them: segments of different schedules, a segment missing\n"+
+			"or given twice, an interrupted segment.\n\n"+
+			"Combines the partial results of the n shards of one experiment matrix (loadlab experiment --shard i/n)\n"+
+			"into one results folder — results.json, report.md, report.html — with the same runs, seeds, cells and\n"+
+			"verdicts one machine running the matrix computes. A PARTIAL is a shard's results folder, a folder holding\n"+
+			"shard folders (each subfolder with a results.json), or a log of loadlab experiment --json-lines (kubectl\n"+
+			"logs; lines that are not JSON are skipped). Refused, naming them: partials of different experiment files,\n"+
+			"designs, hypotheses or binaries, a shard missing or given twice, an interrupted shard.\n\n"+
+			"Exit codes: 0 merged; 2 bad input or partials that do not merge (nothing written).\n", stdout)
+	out := fs.String("out", "", "results folder to write, or the file of a merged load (required)")
+	// PARTIAL arguments come before or after the flags.
+	var paths, flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--out" || a == "-out":
+			flags = append(flags, a)
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		case len(a) > 0 && a[0] == '-':
+			flags = append(flags, a)
+		default:
+			paths = append(paths, a)
+		}
+	}
+	if err := parse(flags); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageErr("merge: --out DIR is required")
+	}
+	if len(paths) == 0 {
+		return usageErr("merge: which partial results? (shard folders, a folder of them, or --json-lines logs)")
+	}
+	// Segments of a load (loadlab load --segment i/n --json) merge into
+	// one load result.
+	if isLoadResult(paths[0]) {
+		return mergeLoad(paths, *out, stdout)
+	}
+	var parts []experiments.Part
+	for _, p := range paths {
+		ps, err := readParts(p)
+		if err != nil {
+			return usageErr("merge: %v", err)
+		}
+		parts = append(parts, ps...)
+	}
+	spec := parts[0].Results.Experiment
+	mockCfg := config.Default()
+	mockCfg.Seed, mockCfg.TimeScale = spec.Seed, spec.TimeScale
+	res, err := experiments.Merge(parts, mockCfg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := writable(*out); err != nil {
+		return usageErr("--out: %v", err)
+	}
+	if err := experiments.WriteOutputs(*out, res); err != nil {
+		return err
+	}
+	printSummary(stdout, res)
+	fmt.Fprintf(stdout, "\nMerged %d shards (%d runs) into %s, %s and %s\n", len(parts), len(res.Runs),
+		filepath.Join(*out, "results.json"), filepath.Join(*out, "report.md"), filepath.Join(*out, "report.html"))
+	return nil
+}
+
+// readParts reads one PARTIAL argument: a results folder, a folder of
+// results folders, or a --json-lines log.
+func readParts(path string) ([]experiments.Part, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		r, err := readResultsLog(path)
+		if err != nil {
+			return nil, err
+		}
+		return []experiments.Part{{Source: path, Results: r}}, nil
+	}
+	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
+		r, err := experiments.ReadResults(filepath.Join(path, "results.json"))
+		if err != nil {
+			return nil, err
+		}
+		return []experiments.Part{{Source: path, Results: r}}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(path, e.Name(), "results.json")); err == nil {
+				dirs = append(dirs, filepath.Join(path, e.Name()))
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s holds no results.json, nor folders that do", path)
+	}
+	sort.Strings(dirs)
+	var parts []experiments.Part
+	for _, d := range dirs {
+		r, err := experiments.ReadResults(filepath.Join(d, "results.json"))
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, experiments.Part{Source: d, Results: r})
+	}
+	return parts, nil
+}
+
+// maxLogLine bounds one line of a --json-lines log: the results line holds
+// the whole results.json.
+const maxLogLine = 1 << 30
+
+// readResultsLog finds the last {"kind":"results"} line of a
+// --json-lines log (a pod's log may interleave the runner's progress on
+// stderr: lines that are not JSON objects are skipped).
+func readResultsLog(path string) (*experiments.Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLogLine)
+	var last []byte
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if bytes.HasPrefix(line, []byte(`{"kind":"results",`)) {
+			last = append(last[:0], line...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if last == nil {
+		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it the log of loadlab experiment --json-lines, and did the run end?", path)
+	}
+	var line struct {
+		Results *experiments.Results `json:"results"`
+	}
+	if err := json.Unmarshal(last, &line); err != nil || line.Results == nil {
+		return nil, errors.Join(fmt.Errorf("%s: the results line does not decode", path), err)
+	}
+	return experiments.NormalizeResults(line.Results), nil
+}

@@ -1,0 +1,145 @@
+package experiments
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// Shard is one of Count parts of a matrix, numbered from 0 like a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// MaxShards bounds a split: more shards than that would leave most of
+// them empty for any matrix a machine can run.
+const MaxShards = 1000
+
+// ParseShard reads "i/n": part i of n, 0 ≤ i < n.
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("%q is not i/n (part i of n, from 0: 0/4 … 3/4)", s)
+	}
+	if strings.Contains(i, "$(") {
+		return Shard{}, fmt.Errorf("%q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", s)
+	}
+	idx, err1 := strconv.Atoi(i)
+	cnt, err2 := strconv.Atoi(n)
+	switch {
+	case err1 != nil || err2 != nil:
+		return Shard{}, fmt.Errorf("%q is not i/n with whole numbers", s)
+	case cnt < 1 || cnt > MaxShards:
+		return Shard{}, fmt.Errorf("%q: the count %d must be in [1, %d]", s, cnt, MaxShards)
+	case idx < 0 || idx >= cnt:
+		return Shard{}, fmt.Errorf("%q: the index %d must be in [0, %d) (shards are numbered from 0, like JOB_COMPLETION_INDEX)", s, idx, cnt)
+	}
+	return Shard{Index: idx, Count: cnt}, nil
+}
+
+// Unit is one run of one cell: what a shard is made of.
+type Unit struct {
+	Cell Cell `json:"cell"`
+	Run  int  `json:"run"`
+}
+
+// ShardRecord says which part of the matrix a partial result holds: the
+// shard and its units, in the order they ran.
+type ShardRecord struct {
+	Shard
+	Units []Unit `json:"units"`
+}
+
+// Units lists the whole matrix in the order one machine runs it: run 1 of
+// every cell, then run 2, and so on.
+func (s Spec) Units() []Unit {
+	var out []Unit
+	for run := 1; run <= s.Runs; run++ {
+		for _, c := range s.Cells() {
+			out = append(out, Unit{Cell: c, Run: run})
+		}
+	}
+	return out
+}
+
+// runOverhead is what every run costs besides its lab time, for balancing
+// shards only: the child's start, the waits for quiet, the scrape.
+const runOverhead = 2 * time.Second
+
+// ShardUnits is shard sh's part of the matrix: every run of every cell
+// goes to exactly one shard, balanced by expected duration (its lab time
+// at the time scale, from the duration of a time-bounded run or the
+// cell's Little's-law bound, plus runOverhead): longest first, each to
+// the shard with the least so far, ties to the lower index. The split
+// depends on the design and the mock configuration alone, so every shard
+// computes the same one; run k keeps its seed (RunSeed) whichever shard
+// runs it. The units come in the order one machine would run them.
+func (s Spec) ShardUnits(sh Shard, mockCfg config.Config) []Unit {
+	all := s.Units()
+	byCell := map[Cell]time.Duration{}
+	for _, c := range s.Cells() {
+		byCell[c] = s.unitCost(mockCfg, c)
+	}
+	cost := make([]time.Duration, len(all))
+	for i, u := range all {
+		cost[i] = byCell[u.Cell]
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	load := make([]time.Duration, sh.Count)
+	owner := make([]int, len(all))
+	for _, i := range order {
+		least := 0
+		for k := range load {
+			if load[k] < load[least] {
+				least = k
+			}
+		}
+		owner[i] = least
+		load[least] += cost[i]
+	}
+	var out []Unit
+	for i, u := range all {
+		if owner[i] == sh.Index {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// unitCost is what one run of cell c is expected to take, for balancing.
+func (s Spec) unitCost(mockCfg config.Config, c Cell) time.Duration {
+	return runOverhead + time.Duration(s.expectedLabSeconds(mockCfg, c, nil)*s.TimeScale*float64(time.Second))
+}
+
+// ErrShard: a matrix that cannot be split as asked.
+var ErrShard = errors.New("experiment: --shard")
+
+// CheckShardable says why the matrix cannot be split into shards, if it
+// cannot: advised cells whose advice comes from probes would be advised
+// by each shard's own probes, on its own machine, and the merged cells
+// would mix strategies (an advise.file gives every shard the same one).
+func (s Spec) CheckShardable(sh Shard) error {
+	if sh.Count <= 1 {
+		return nil
+	}
+	for _, c := range s.Cells() {
+		if c.Strategy == Advised && (s.Advise == nil || s.Advise.File == "") {
+			return fmt.Errorf("%w %s: the advised cells (%s) take their strategy from probes each shard would run on its own machine; give the experiment file's advise.file, or run it on one machine", ErrShard, sh, c)
+		}
+	}
+	return nil
+}
