@@ -65,7 +65,7 @@ lint:
 # waiting, or checking counts rather than speed: the silent-target exits,
 # Prometheus scraping, the experiment runner's status checks) run up to
 # four at a time.
-PARALLEL_PKGS := budgets client/cpulimit client/transport experiments/models mockservice/api mockservice/config mockservice/latency
+PARALLEL_PKGS := budgets client/cpulimit client/split client/transport experiments/models mockservice/api mockservice/config mockservice/latency
 MODULE        := github.com/loadlab/loadlab
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a

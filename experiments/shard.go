@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/client/split"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -21,30 +20,16 @@ type Shard struct {
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
-// MaxShards bounds a split: more shards than that would leave most of
-// them empty for any matrix a machine can run.
-const MaxShards = 1000
+// MaxShards bounds a split.
+const MaxShards = split.Max
 
 // ParseShard reads "i/n": part i of n, 0 ≤ i < n.
 func ParseShard(s string) (Shard, error) {
-	i, n, ok := strings.Cut(s, "/")
-	if !ok {
-		return Shard{}, fmt.Errorf("%q is not i/n (part i of n, from 0: 0/4 … 3/4)", s)
+	i, n, err := split.Parse(s, "shard")
+	if err != nil {
+		return Shard{}, err
 	}
-	if strings.Contains(i, "$(") {
-		return Shard{}, fmt.Errorf("%q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", s)
-	}
-	idx, err1 := strconv.Atoi(i)
-	cnt, err2 := strconv.Atoi(n)
-	switch {
-	case err1 != nil || err2 != nil:
-		return Shard{}, fmt.Errorf("%q is not i/n with whole numbers", s)
-	case cnt < 1 || cnt > MaxShards:
-		return Shard{}, fmt.Errorf("%q: the count %d must be in [1, %d]", s, cnt, MaxShards)
-	case idx < 0 || idx >= cnt:
-		return Shard{}, fmt.Errorf("%q: the index %d must be in [0, %d) (shards are numbered from 0, like JOB_COMPLETION_INDEX)", s, idx, cnt)
-	}
-	return Shard{Index: idx, Count: cnt}, nil
+	return Shard{Index: i, Count: n}, nil
 }
 
 // Unit is one run of one cell: what a shard is made of.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/client/split"
 	"github.com/loadlab/loadlab/experiments/models"
 )
 
@@ -28,29 +28,15 @@ type Segment struct {
 func (s Segment) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // MaxSegments bounds a split.
-const MaxSegments = 1000
+const MaxSegments = split.Max
 
 // ParseSegment reads "i/n": segment i of n, 0 ≤ i < n.
 func ParseSegment(s string) (Segment, error) {
-	i, n, ok := strings.Cut(s, "/")
-	if !ok {
-		return Segment{}, fmt.Errorf("%q is not i/n (segment i of n, from 0: 0/2 and 1/2)", s)
+	i, n, err := split.Parse(s, "segment")
+	if err != nil {
+		return Segment{}, err
 	}
-	if strings.Contains(i, "$(") {
-		return Segment{}, fmt.Errorf("%q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", s)
-	}
-	idx, err1 := strconv.Atoi(i)
-	cnt, err2 := strconv.Atoi(n)
-	seg := Segment{Index: idx, Count: cnt}
-	switch {
-	case err1 != nil || err2 != nil:
-		return Segment{}, fmt.Errorf("%q is not i/n with whole numbers (segment i of n, from 0: 0/2 and 1/2)", s)
-	case cnt < 1 || cnt > MaxSegments:
-		return Segment{}, fmt.Errorf("%q: the count %d must be in [1, %d]", s, cnt, MaxSegments)
-	case idx < 0 || idx >= cnt:
-		return Segment{}, fmt.Errorf("%q: the index %d must be in [0, %d) (segments are numbered from 0, like JOB_COMPLETION_INDEX)", s, idx, cnt)
-	}
-	return seg, nil
+	return Segment{Index: i, Count: n}, nil
 }
 
 // validate names what is wrong with s; the zero value is the whole run.
