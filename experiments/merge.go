@@ -78,6 +78,9 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		if r.Environment.BinarySHA256 == "" {
 			return nil, fmt.Errorf("%w: %s does not say which binary ran it", ErrMerge, p.Source)
 		}
+		if r.Shard.Index < 0 || r.Shard.Index >= r.Shard.Count {
+			return nil, fmt.Errorf("%w: %s says it is shard %s", ErrMerge, p.Source, r.Shard.Shard)
+		}
 		if q, dup := byIndex[r.Shard.Index]; dup {
 			return nil, fmt.Errorf("%w: shard %s given twice: %s and %s", ErrMerge, r.Shard.Shard, q.Source, p.Source)
 		}
@@ -96,7 +99,15 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 	spec := first.Results.Experiment
 	merged := *byIndex[0].Results
 	merged.Shard, merged.Runs, merged.Shards, merged.Calibration = nil, nil, nil, nil
+	// The calibration that gates the verdicts: the shards' must have been
+	// taken alike; the first beyond its limit (unaccepted) wins, else the
+	// largest bias, else (none measured) shard 0's.
 	var worst float64 = -1
+	for i := range n {
+		if d := calibrationDifference(byIndex[0].Results.Calibration, byIndex[i].Results.Calibration); d != "" {
+			return nil, fmt.Errorf("%w: %s and %s took the time-scale calibration differently: %s", ErrMerge, byIndex[0].Source, byIndex[i].Source, d)
+		}
+	}
 	for i := range n {
 		p := byIndex[i]
 		r := p.Results
@@ -120,8 +131,14 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		if r.Finished.After(merged.Finished) {
 			merged.Finished = r.Finished
 		}
-		if b := r.Calibration.largestBias(); b > worst {
+		if b := r.Calibration.largestBias(); b > worst || i == 0 {
 			worst, merged.Calibration = b, r.Calibration
+		}
+	}
+	for i := range n {
+		if c := byIndex[i].Results.Calibration; c.Exceeded() != "" && !c.Accepted {
+			merged.Calibration = c
+			break
 		}
 	}
 	order := map[Unit]int{}
@@ -134,6 +151,31 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 	merged.Cells = Summaries(spec, merged.Runs, mockCfg, merged.Advised)
 	merged.Verdicts = Rejudge(&merged)
 	return &merged, nil
+}
+
+// calibrationDifference names how two shards' calibrations were taken
+// differently (measured or not, limit, acceptance, rounds, strategies), or
+// "" when alike.
+func calibrationDifference(a, b *Calibration) string {
+	type how struct {
+		Measured bool
+		MaxBias  float64
+		Accepted bool
+		Runs     int
+		CPU      string
+		Names    []string
+	}
+	of := func(c *Calibration) how {
+		if c == nil {
+			return how{}
+		}
+		h := how{Measured: c.Skipped == "", MaxBias: c.MaxBias, Accepted: c.Accepted, Runs: c.Runs, CPU: c.CPU}
+		for _, s := range c.Strategies {
+			h.Names = append(h.Names, s.Strategy)
+		}
+		return h
+	}
+	return firstDifference(of(a), of(b))
 }
 
 func (s *ShardRecord) countString() string { return fmt.Sprintf("%d shards", s.Count) }

@@ -126,7 +126,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	case err != nil:
 		return nil, fmt.Errorf("experiment: %w", err)
 	case id == nil:
-		return nil, fmt.Errorf("experiment: %s: %w", r.Target, ErrNotMock)
+		return nil, fmt.Errorf("experiment: %s: %w (a mock service run with --instances serves each instance under /i/K: give --target BASE/i/K)", r.Target, ErrNotMock)
 	}
 	// A mock service at another time scale would make every figure wrong.
 	if id.TimeScale != r.Spec.TimeScale {

@@ -207,6 +207,9 @@ func TestMergeRefuses(t *testing.T) {
 		{"interrupted", edit(2, func(r *Results) { r.Partial = "interrupted after 3 of 12 runs" }), "shard-2 (shard 2/3) is incomplete: interrupted after 3 of 12 runs"},
 		{"a run short", edit(0, func(r *Results) { r.Runs = r.Runs[1:] }), "shard-0: shard 0/3 holds 11 runs, not its 12 units in order"},
 		{"other units", edit(0, func(r *Results) { r.Shard.Units = r.Shard.Units[1:] }), "lists other units than the split gives"},
+		{"calibration", edit(1, func(r *Results) { c := *r.Calibration; c.MaxBias = 0.5; r.Calibration = &c }), "took the time-scale calibration differently: MaxBias: 0.02 vs 0.5"},
+		{"uncalibrated", edit(1, func(r *Results) { r.Calibration = &Calibration{Skipped: "turned off"} }), "took the time-scale calibration differently: "},
+		{"index", edit(2, func(r *Results) { r.Shard.Index = 5 }), "says it is shard 5/3"},
 	} {
 		_, err := Merge(tt.parts, mockCfg)
 		if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), tt.want) {
@@ -302,6 +305,12 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 		if m, w := merged.Cells[i], whole.Cells[i]; m.Cell != w.Cell || m.Runs != w.Runs || m.Valid != w.Valid {
 			t.Errorf("cell %d: merged %v %d/%d runs, one machine %v %d/%d", i, m.Cell, m.Valid, m.Runs, w.Cell, w.Valid, w.Runs)
 		}
+	}
+	if len(merged.Verdicts) != len(hs) || len(whole.Verdicts) != len(hs) {
+		t.Fatalf("%d verdicts merged, %d on one machine, %d hypotheses", len(merged.Verdicts), len(whole.Verdicts), len(hs))
+	}
+	if a, b := asJSON(t, merged.Calibration), asJSON(t, whole.Calibration); a != b {
+		t.Errorf("calibration merged %s, one machine %s", a, b)
 	}
 	for i, v := range merged.Verdicts {
 		if w := whole.Verdicts[i]; v.ID != w.ID || v.Verdict != w.Verdict || v.Verdict != Supported {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,24 +58,36 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		g.client = newFastHTTP(u, clock)
 	}
 	defer g.client.close()
-	base := u.Scheme + "://" + u.Host
+	// The mock service's base: the target without its station's path, so
+	// that an instance of several (/i/k/enrich) is reset, sampled and
+	// joined at /i/k.
+	base, station, idPath := u.Scheme+"://"+u.Host, stationOf(u.Path), u.EscapedPath()
+	for _, p := range []string{api.PathEnrich, api.PathRecords} {
+		if prefix, ok := strings.CutSuffix(u.Path, p); ok && prefix != "" {
+			base, station, idPath = base+prefix, stationOf(p), p
+		}
+	}
 	// Admin, metrics and log calls go on connections of their own.
 	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.New(2)}
-	identified, err := mock.DiscoverWait(ctx, u.EscapedPath(), cfg.Wait)
+	identified, err := mock.DiscoverWait(ctx, idPath, cfg.Wait)
 	if err != nil {
 		return Result{}, fmt.Errorf("loadgen: %w", err)
 	}
-	station := ""
-	if identified != nil {
-		if identified.TimeScale != cfg.TimeScale {
-			return Result{}, fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
-				ErrTimeScaleMismatch, base, identified.TimeScale, cfg.TimeScale)
-		}
-		station = stationOf(u.Path)
+	if identified == nil {
+		station = ""
+	} else if identified.TimeScale != cfg.TimeScale {
+		return Result{}, fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
+			ErrTimeScaleMismatch, base, identified.TimeScale, cfg.TimeScale)
 	}
 	hasLog := station != ""
 	// Segments share the target: segment 0 alone resets it, before the
-	// common start; the others' requests come after.
+	// common start; the others' requests come after. A segment 0 that
+	// comes after the start must not reset what the others have sent.
+	if !cfg.StartAt.IsZero() && g.clock.Now().After(cfg.StartAt) {
+		return Result{}, fmt.Errorf("%w: the generator was ready at %s, %v after the start at %s: nothing sent, nothing reset",
+			ErrStartPassed, g.clock.Now().UTC().Format(time.RFC3339Nano), g.clock.Now().Sub(cfg.StartAt).Round(time.Millisecond),
+			cfg.StartAt.UTC().Format(time.RFC3339Nano))
+	}
 	if hasLog && cfg.Segment.Index == 0 {
 		if err := mock.Reset(ctx); err != nil {
 			return Result{}, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 func TestParseSegment(t *testing.T) {
@@ -386,5 +389,55 @@ func TestSegmentStartPassed(t *testing.T) {
 	log, err := m.admin.RequestLog(context.Background())
 	if err != nil || len(log.Entries) != 0 {
 		t.Errorf("the endpoint logged %d requests (%v), want none", len(log.Entries), err)
+	}
+}
+
+// A segment 0 that is ready only after the start resets nothing: the
+// other segments' requests, already sent, stay in the shared log.
+func TestLateSegmentZeroResetsNothing(t *testing.T) {
+	t.Parallel() // nothing is sent
+	sc := models.DefaultAdmissionScenario()
+	m := startMock(t, endpoint(sc, 0.1, 0))
+	resp, err := http.Post(m.url+"/enrich", "application/json", strings.NewReader(`{"record_id":"other","step":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, err = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1, Segment: loadgen.Segment{Index: 0, Count: 2},
+		StartAt: time.Now().Add(-time.Second)})
+	if !errors.Is(err, loadgen.ErrStartPassed) || !strings.Contains(err.Error(), "nothing reset") {
+		t.Fatalf("got %v, want ErrStartPassed", err)
+	}
+	st, err := m.admin.Scrape(context.Background())
+	if err != nil || st.Stations["enrichment"].Requests[api.OutcomeServed] != 1 {
+		t.Errorf("after a late segment 0: %+v (%v); want the other segment's request still counted", st.Stations["enrichment"].Requests, err)
+	}
+}
+
+// loadlab load against one instance of several (/i/1/enrich) resets,
+// samples and joins that instance, and leaves the other alone.
+func TestLoadAgainstAnInstance(t *testing.T) {
+	t.Parallel() // counts, not speed
+	sc := models.DefaultAdmissionScenario()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 2, 2
+	ms := mocktest.StartInstances(t, endpoint(sc, 0.05, 0), 2)
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: ms[1].URL + "/enrich", Scenario: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.ServerIdentified || res.QueueHighWater == nil || res.Requests != 8 || res.OnTime+res.Rejected+res.TooLate+res.Unfinished != res.Requests {
+		t.Errorf("against /i/1: identified %v, queue high water %v, %d requests, %+v", res.ServerIdentified, res.QueueHighWater, res.Requests, res)
+	}
+	for k, want := range []int{0, 8} {
+		st, err := ms[k].Client.Scrape(context.Background())
+		total := 0.0
+		for _, n := range st.Stations["enrichment"].Requests {
+			total += n
+		}
+		if err != nil || total != float64(want) {
+			t.Errorf("instance %d: %+v (%v), want %d requests", k, st.Stations["enrichment"].Requests, err, want)
+		}
 	}
 }

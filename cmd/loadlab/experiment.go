@@ -126,6 +126,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	// The folder must take the results before hours of runs, not after.
 	if !*calOnly {
+		// A shard's folder must not hold an earlier run's results: a shard
+		// that then died before writing its own would merge as complete.
+		if _, err := os.Stat(filepath.Join(dir, "results.json")); shard != nil && err == nil {
+			return usageErr("--out: %s already holds a results.json (of an earlier run?): a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; remove it or choose another", dir)
+		}
 		if err := writable(dir); err != nil {
 			return usageErr("--out: %v", err)
 		}
@@ -197,16 +202,26 @@ func runExperiment(args []string, stdout io.Writer) error {
 	res.ExperimentFile, res.HypothesesFile, res.Lock = *file, *hyp, lock
 	res.ExperimentSHA256, _ = experiments.FileSHA256(*file)
 	res.HypothesesSHA256 = lock.SHA256
-	if werr := experiments.WriteOutputs(dir, res); werr != nil {
-		return werr
-	}
+	werr := experiments.WriteOutputs(dir, res)
 	if lines != nil {
+		// Everything on stderr first, the results line last: a pod's log
+		// splits a long line into chunks, and a line from the other stream
+		// between them would break it. The line is written even when the
+		// folder could not be: the results are then in the log alone.
+		if werr != nil {
+			fmt.Fprintf(os.Stderr, "loadlab experiment: %s: %v; the results are in the last JSON line only\n", dir, werr)
+		} else {
+			fmt.Fprintf(os.Stderr, "loadlab experiment: wrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+		}
 		lines.write("results", shard, res)
 		if lines.err != nil {
 			return fmt.Errorf("experiment: --json-lines: %w", lines.err)
 		}
-		fmt.Fprintf(os.Stderr, "loadlab experiment: wrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
-	} else {
+	}
+	if werr != nil {
+		return werr
+	}
+	if lines == nil {
 		printSummary(stdout, res)
 		fmt.Fprintf(stdout, "\nWrote %s, %s and %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
 	}

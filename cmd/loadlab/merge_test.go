@@ -167,6 +167,18 @@ func TestShardBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 saying %q", tt.extra, code, errb.String(), tt.want)
 		}
 	}
+	// A shard does not write over an earlier run's results.
+	stale := filepath.Join(dir, "stale")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "results.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var so, se bytes.Buffer
+	if code := run([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--shard", "0/2", "--out", stale}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "already holds a results.json") {
+		t.Errorf("a shard into a used folder: exit %d, %q", code, se.String())
+	}
 	// The advised cells' probes would differ by machine: no split.
 	var out, errb bytes.Buffer
 	if code := run([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses-v3.yaml", "--shard", "0/2"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "advised cells") {
