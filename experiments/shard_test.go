@@ -45,7 +45,8 @@ func TestParseShard(t *testing.T) {
 // machine runs them, the split is the same every time it is computed, and
 // no shard's expected time exceeds another's by more than one run's.
 func TestShardUnitsPartitionTheMatrix(t *testing.T) {
-	t.Parallel() // pure
+	// Not parallel: CPU-heavy under -race, it would crowd the timing of the
+	// package's parallel tests (the advised cells' probes).
 	for _, file := range []string{"replication.yaml", "adaptive.yaml", "conditions.yaml", "container.yaml"} {
 		spec, err := LoadSpec(file)
 		if err != nil {
@@ -145,7 +146,7 @@ func asJSON(t *testing.T, v any) string {
 // cells and verdicts one machine wrote, whatever the number of shards and
 // the order they are given in.
 func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
-	t.Parallel() // pure, on committed results
+	// Not parallel, for the same reason (CPU-heavy under -race).
 	for _, dir := range []string{"results/conditions-v1", "results/replication-v2"} {
 		res, err := ReadResults(dir + "/results.json")
 		if err != nil {
@@ -178,7 +179,7 @@ func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
 }
 
 func TestMergeRefuses(t *testing.T) {
-	t.Parallel() // pure, on committed results
+	// Not parallel, for the same reason (CPU-heavy under -race).
 	res, err := ReadResults("results/conditions-v1/results.json")
 	if err != nil {
 		t.Fatal(err)
