@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -197,7 +196,10 @@ func TestDockerPlayedCluster(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, loadlab, "merge", "--out", whole, logs[2]).CombinedOutput(); err == nil || !strings.Contains(string(out), "is not a shard's partial results") {
 		t.Errorf("merging the whole run as a shard: %v: %s", err, out)
 	}
-	w := readLogResults(t, logs[2])
+	w, err := experiments.ReadResultsLog(logs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	type key struct {
 		Cell experiments.Cell
@@ -238,28 +240,6 @@ func TestDockerPlayedCluster(t *testing.T) {
 	for _, v := range m.Verdicts {
 		t.Logf("%s %s: %s", v.ID, v.Verdict, v.Claim)
 	}
-}
-
-// readLogResults reads the results line of a --json-lines log.
-func readLogResults(t *testing.T, path string) *experiments.Results {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, `{"kind":"results",`) {
-			var l struct {
-				Results *experiments.Results `json:"results"`
-			}
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				t.Fatal(err)
-			}
-			return experiments.NormalizeResults(l.Results)
-		}
-	}
-	t.Fatalf("%s: no results line", path)
-	return nil
 }
 
 // tail is the end of a container's output, for an error message.

@@ -108,10 +108,11 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 			return nil, fmt.Errorf("%w: %s and %s took the time-scale calibration differently: %s", ErrMerge, byIndex[0].Source, byIndex[i].Source, d)
 		}
 	}
+	split := spec.split(n, mockCfg)
 	for i := range n {
 		p := byIndex[i]
 		r := p.Results
-		want := spec.ShardUnits(r.Shard.Shard, mockCfg)
+		want := split[i]
 		if !slices.Equal(want, r.Shard.Units) {
 			return nil, fmt.Errorf("%w: %s: shard %s lists other units than the split gives (%d listed, %d expected)", ErrMerge, p.Source, r.Shard.Shard, len(r.Shard.Units), len(want))
 		}

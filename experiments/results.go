@@ -1,7 +1,10 @@
 package experiments
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -150,6 +153,39 @@ func ReadResults(path string) (*Results, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return NormalizeResults(&r), nil
+}
+
+// ReadResultsLog reads the results of a loadlab experiment --json-lines
+// log: its last {"kind":"results",…} line. Other lines (the runner's
+// progress on stderr, interleaved in a pod's log) are skipped.
+func ReadResultsLog(path string) (*Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), maxResultsBytes)
+	var last []byte
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if bytes.HasPrefix(line, []byte(`{"kind":"results",`)) {
+			last = append(last[:0], line...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if last == nil {
+		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it the log of loadlab experiment --json-lines, and did the run end?", path)
+	}
+	var line struct {
+		Results *Results `json:"results"`
+	}
+	if err := json.Unmarshal(last, &line); err != nil || line.Results == nil {
+		return nil, errors.Join(fmt.Errorf("%s: the results line does not decode", path), err)
+	}
+	return NormalizeResults(line.Results), nil
 }
 
 // NormalizeResults brings results decoded from JSON written by an older

@@ -70,6 +70,11 @@ const runOverhead = 2 * time.Second
 // computes the same one; run k keeps its seed (RunSeed) whichever shard
 // runs it. The units come in the order one machine would run them.
 func (s Spec) ShardUnits(sh Shard, mockCfg config.Config) []Unit {
+	return s.split(sh.Count, mockCfg)[sh.Index]
+}
+
+// split is every shard's part of the matrix, by index (see ShardUnits).
+func (s Spec) split(count int, mockCfg config.Config) [][]Unit {
 	all := s.Units()
 	byCell := map[Cell]time.Duration{}
 	for _, c := range s.Cells() {
@@ -84,7 +89,7 @@ func (s Spec) ShardUnits(sh Shard, mockCfg config.Config) []Unit {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
-	load := make([]time.Duration, sh.Count)
+	load := make([]time.Duration, count)
 	owner := make([]int, len(all))
 	for _, i := range order {
 		least := 0
@@ -96,11 +101,9 @@ func (s Spec) ShardUnits(sh Shard, mockCfg config.Config) []Unit {
 		owner[i] = least
 		load[least] += cost[i]
 	}
-	var out []Unit
+	out := make([][]Unit, count)
 	for i, u := range all {
-		if owner[i] == sh.Index {
-			out = append(out, u)
-		}
+		out[owner[i]] = append(out[owner[i]], u)
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -67,21 +66,9 @@ func serveHandler(ctx context.Context, ln net.Listener, h http.Handler, cfg conf
 // the background. It returns the service, its base URL, and stop, which
 // shuts it down as SIGTERM would and returns Serve's result.
 func Start(cfg config.Config) (svc *Service, baseURL string, stop func() error, err error) {
-	if svc, err = New(cfg); err != nil {
+	in, urls, stop, err := StartInstances(cfg, 1)
+	if err != nil {
 		return nil, "", nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("mockservice: listen: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, ln) }()
-	var once sync.Once
-	var result error
-	stop = func() error {
-		once.Do(func() { cancel(); result = <-done })
-		return result
-	}
-	return svc, "http://" + ln.Addr().String(), stop, nil
+	return in.Services[0], urls[0], stop, nil
 }

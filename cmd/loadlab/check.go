@@ -54,14 +54,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	// DIR before or after the flags (every flag of check is a switch, so
 	// an argument that is not a flag is the folder).
-	var dirs, flags []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-		} else {
-			dirs = append(dirs, a)
-		}
-	}
+	flags, dirs := splitArgs(args)
 	if err := parse(flags); err != nil {
 		return err
 	}

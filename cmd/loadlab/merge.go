@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/loadlab/loadlab/experiments"
@@ -41,6 +40,26 @@ func (l *jsonLineWriter) write(kind string, shard *experiments.Shard, v any) {
 	l.err = err
 }
 
+// splitArgs separates a command's flags from its other arguments, which
+// may come before or after them; the flags named in valued take the next
+// argument as their value ("--out DIR"), every other flag is a switch.
+func splitArgs(args []string, valued ...string) (flags, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if slices.Contains(valued, name) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return flags, rest
+}
+
 // writable creates dir if needed and checks a file can be written in it.
 func writable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -70,22 +89,7 @@ func runMerge(args []string, stdout io.Writer) error {
 			"Exit codes: 0 merged; 2 bad input or partials that do not merge (nothing written).\n", stdout)
 	out := fs.String("out", "", "results folder to write, or the file of a merged load (required)")
 	// PARTIAL arguments come before or after the flags.
-	var paths, flags []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--out" || a == "-out":
-			flags = append(flags, a)
-			if i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
-		case len(a) > 0 && a[0] == '-':
-			flags = append(flags, a)
-		default:
-			paths = append(paths, a)
-		}
-	}
+	flags, paths := splitArgs(args, "out")
 	if err := parse(flags); err != nil {
 		return err
 	}
@@ -135,7 +139,7 @@ func readParts(path string) ([]experiments.Part, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		r, err := readResultsLog(path)
+		r, err := experiments.ReadResultsLog(path)
 		if err != nil {
 			return nil, err
 		}
@@ -173,41 +177,4 @@ func readParts(path string) ([]experiments.Part, error) {
 		parts = append(parts, experiments.Part{Source: d, Results: r})
 	}
 	return parts, nil
-}
-
-// maxLogLine bounds one line of a --json-lines log: the results line holds
-// the whole results.json.
-const maxLogLine = 1 << 30
-
-// readResultsLog finds the last {"kind":"results"} line of a
-// --json-lines log (a pod's log may interleave the runner's progress on
-// stderr: lines that are not JSON objects are skipped).
-func readResultsLog(path string) (*experiments.Results, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLogLine)
-	var last []byte
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if bytes.HasPrefix(line, []byte(`{"kind":"results",`)) {
-			last = append(last[:0], line...)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if last == nil {
-		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it the log of loadlab experiment --json-lines, and did the run end?", path)
-	}
-	var line struct {
-		Results *experiments.Results `json:"results"`
-	}
-	if err := json.Unmarshal(last, &line); err != nil || line.Results == nil {
-		return nil, errors.Join(fmt.Errorf("%s: the results line does not decode", path), err)
-	}
-	return experiments.NormalizeResults(line.Results), nil
 }
