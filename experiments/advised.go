@@ -13,7 +13,6 @@ import (
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 
@@ -79,7 +78,7 @@ func (r *Runner) adviseOne(ctx context.Context, mock api.Client, mockCfg config.
 	if err := mock.SetProfile(ctx, r.Spec.profileOf(scenario)); err != nil {
 		return fail("set profile: %v", err)
 	}
-	lab := pipelines.Lab()
+	lab := pipeline.Lab()
 	caps := map[string]advise.Capacity{}
 	for _, d := range lab.Dependencies {
 		waitQuiet(ctx, mock, quietLimit(mockCfg, scale))
@@ -181,7 +180,7 @@ func writeAdvised(advised map[string]*AdvisedStrategy) (files map[string]string,
 // fromFile takes the advised strategy from a strategy file: its strategy,
 // and the advice it records when loadlab advise wrote it.
 func fromFile(a *AdvisedStrategy, file string) *AdvisedStrategy {
-	s, err := records.LoadStrategyFile(file, pipelines.Lab())
+	s, err := records.LoadStrategyFile(file, pipeline.Lab())
 	if err != nil {
 		a.Failed = err.Error()
 		return a

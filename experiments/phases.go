@@ -13,8 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -236,7 +236,7 @@ func (s Spec) validatePhased(name string, p PhasedScenario, at []any) (field str
 		return fl, w, errors.New("at least one phase is needed")
 	}
 	live := base.LiveOf(p.Profile)
-	deps := pipelines.Lab().Names()
+	deps := pipeline.Lab().Names()
 	seen := map[string]bool{}
 	for i, ph := range p.Phases {
 		switch {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -175,7 +175,7 @@ func LoadSpec(path string) (Spec, error) {
 		return s, &FileError{File: path, Line: lineOf(root, at...), Field: field, Err: err}
 	}
 	if s.Advise != nil && s.Advise.File != "" {
-		if _, err := records.LoadStrategyFile(s.Advise.File, pipelines.Lab()); err != nil {
+		if _, err := records.LoadStrategyFile(s.Advise.File, pipeline.Lab()); err != nil {
 			return s, &FileError{File: path, Line: lineOf(root, "advise", "file"), Field: "advise.file", Err: err}
 		}
 	}
@@ -222,7 +222,7 @@ func (s Spec) validate() (field string, at []any, err error) {
 		}
 	}
 	if a := s.Advise; a != nil && a.File == "" {
-		lab := pipelines.Lab()
+		lab := pipeline.Lab()
 		switch {
 		case a.TargetRate < 0 || math.IsNaN(a.TargetRate) || math.IsInf(a.TargetRate, 0):
 			return "advise.target_rate", []any{"advise", "target_rate"}, fmt.Errorf("%v must be ≥ 0 (0: as fast as the bottleneck allows)", a.TargetRate)

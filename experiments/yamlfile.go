@@ -1,7 +1,7 @@
 package experiments
 
 import (
-	"github.com/loadlab/loadlab/experiments/yamlfile"
+	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
 // FileError is a problem in a YAML file, with where it is.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 )
 
 func intp(n int) *int { return &n }
@@ -33,7 +33,7 @@ func labProbes() map[string]advise.Capacity {
 }
 
 func TestAdviseTheLab(t *testing.T) {
-	a, err := advise.Advise(pipelines.Lab(), labProbes(), 150)
+	a, err := advise.Advise(pipeline.Lab(), labProbes(), 150)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestAdviseTheLab(t *testing.T) {
 		t.Errorf("warnings %q", a.Warnings)
 	}
 	// Past the bottleneck: sized for the bound, and said.
-	a, _ = advise.Advise(pipelines.Lab(), labProbes(), 500)
+	a, _ = advise.Advise(pipeline.Lab(), labProbes(), 500)
 	if a.PlannedRate != a.RateBound || a.RecordsInFlight != 70 || !strings.Contains(strings.Join(a.Warnings, "|"), "exceeds what enrichment allows") {
 		t.Errorf("over the bound: planned %v, in flight %d, %q", a.PlannedRate, a.RecordsInFlight, a.Warnings)
 	}
@@ -65,7 +65,7 @@ func TestAdviseRules(t *testing.T) {
 	r := p["records"]
 	r.Knee, r.RejectionsBeginAt = intp(10), intp(8)
 	p["records"] = r
-	a, err := advise.Advise(pipelines.Lab(), p, 0)
+	a, err := advise.Advise(pipeline.Lab(), p, 0)
 	if err != nil || a.Dependencies["records"].Permits != 7 || a.Dependencies["records"].PermitsFrom != "the highest concurrency probed below the first rejection" {
 		t.Errorf("knee past the first rejection: %+v, %v", a.Dependencies["records"], err)
 	}
@@ -76,7 +76,7 @@ func TestAdviseRules(t *testing.T) {
 		{Concurrency: 8, OKPerSecond: 60}, {Concurrency: 16, OKPerSecond: 61}}
 	sparse.RejectionsBeginAt = intp(16)
 	p["enrichment"] = sparse
-	a, err = advise.Advise(pipelines.Lab(), p, 0)
+	a, err = advise.Advise(pipeline.Lab(), p, 0)
 	if e := a.Dependencies["enrichment"]; err != nil || e.Permits != 8 || e.CallsPerSecond != 60 {
 		t.Errorf("sparse steps, rejections at 16: %+v, %v; want 8 permits at 60 calls/s", e, err)
 	}
@@ -84,29 +84,29 @@ func TestAdviseRules(t *testing.T) {
 	mean := 0.2
 	sparse.Steps[0].MeanSeconds = &mean
 	p["enrichment"] = sparse
-	if a, _ = advise.Advise(pipelines.Lab(), p, 0); a.Dependencies["enrichment"].ServiceTimeSeconds != 0.2 {
+	if a, _ = advise.Advise(pipeline.Lab(), p, 0); a.Dependencies["enrichment"].ServiceTimeSeconds != 0.2 {
 		t.Errorf("mean not used: %+v", a.Dependencies["enrichment"])
 	}
 	r.RejectionsBeginAt = intp(1)
 	p["records"] = r
-	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil || !strings.Contains(err.Error(), "rejections began at concurrency 1") {
+	if _, err := advise.Advise(pipeline.Lab(), p, 0); err == nil || !strings.Contains(err.Error(), "rejections began at concurrency 1") {
 		t.Errorf("rejections at 1: %v", err)
 	}
 	p = labProbes()
 	delete(p, "records")
-	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil {
+	if _, err := advise.Advise(pipeline.Lab(), p, 0); err == nil {
 		t.Error("a missing probe accepted")
 	}
 	p = labProbes()
 	p["ledger"] = p["records"]
-	if _, err := advise.Advise(pipelines.Lab(), p, 0); err == nil {
+	if _, err := advise.Advise(pipeline.Lab(), p, 0); err == nil {
 		t.Error("a probe of a dependency the pipeline lacks accepted")
 	}
 }
 
 // The file advise writes is one loadlab run --strategy-file reads back.
 func TestAdviceFileRoundTrips(t *testing.T) {
-	a, err := advise.Advise(pipelines.Lab(), labProbes(), 150)
+	a, err := advise.Advise(pipeline.Lab(), labProbes(), 150)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAdviceFileRoundTrips(t *testing.T) {
 	if err := os.WriteFile(f, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := records.LoadStrategyFile(f, pipelines.Lab())
+	s, err := records.LoadStrategyFile(f, pipeline.Lab())
 	if err != nil || s.Name != "advised" || s.RecordsInFlight != 59 || s.PermitsFor("records") != 6 || s.PermitsFor("enrichment") != 64 {
 		t.Errorf("read back %+v, %v\n%s", s, err, data)
 	}
@@ -138,7 +138,7 @@ func TestAdviseWarnsOfProbesThatDoNotMeasureTheDependency(t *testing.T) {
 	r.Steps[5].AtRateLimit = true // concurrency 6, the knee
 	r.Plan.Target = "http://127.0.0.1:8080/enrich"
 	p["records"] = r
-	a, err := advise.Advise(pipelines.Lab(), p, 0)
+	a, err := advise.Advise(pipeline.Lab(), p, 0)
 	w := strings.Join(a.Warnings, "|")
 	if err != nil || !strings.Contains(w, "records: the probe's --max-rate held its step at concurrency 6") ||
 		!strings.Contains(w, "records: its probe was of http://127.0.0.1:8080/enrich, and its calls go to path /records") {

@@ -21,7 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/experiments/yamlfile"
+	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
 // Kinds of fault.

@@ -2,7 +2,7 @@
 // dependencies it calls (where, how, and which answers mean success,
 // rejection or a retryable failure) and the steps of one record in order.
 // The lab's pipeline (three enrichment calls, then one write) is
-// experiments/pipelines/lab.yaml; a user's own services are another file.
+// client/pipeline/lab.yaml; a user's own services are another file.
 //
 // A record runs its steps in order. A call that does not succeed ends its
 // step's remaining repeats. If the step is optional the record goes on,
@@ -25,7 +25,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/loadlab/loadlab/experiments/yamlfile"
+	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
 // Defaults of a dependency's answers.

@@ -7,12 +7,11 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 )
 
 // The lab's file renders the calls the lab's client always made.
 func TestLabPipeline(t *testing.T) {
-	p := pipelines.Lab()
+	p := pipeline.Lab()
 	if got := strings.Join(p.Names(), ","); got != "enrichment,records" || p.Write() != "records" {
 		t.Fatalf("dependencies %s, write %s", got, p.Write())
 	}

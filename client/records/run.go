@@ -21,7 +21,6 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -107,7 +106,7 @@ type Config struct {
 	// connections yet (a mock service still starting); 0 asks once.
 	Wait time.Duration
 	// Pipeline is what one record does; nil: the lab's
-	// (experiments/pipelines/lab.yaml).
+	// (client/pipeline/lab.yaml).
 	Pipeline *pipeline.Pipeline
 	// CallURLs, when set, sends a dependency's calls to another base URL
 	// (a fault proxy in front of it, say); identification, admin and
@@ -186,7 +185,7 @@ func (c Config) Validate() error {
 // PipelineOrLab is the run's pipeline: the lab's unless one was given.
 func (c Config) PipelineOrLab() *pipeline.Pipeline {
 	if c.Pipeline == nil {
-		return pipelines.Lab()
+		return pipeline.Lab()
 	}
 	return c.Pipeline
 }

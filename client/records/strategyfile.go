@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/experiments/yamlfile"
+	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
 // StrategyFile is a strategy written down as configuration (what loadlab

@@ -12,7 +12,6 @@ import (
 
 	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/experiments/pipelines"
 )
 
 // probeFlags collects --probe NAME=FILE.
@@ -50,7 +49,7 @@ func runAdvise(args []string, stdout io.Writer) error {
 			"      --concurrency 1-16 --json > records.json\n"+
 			"  loadlab advise --probe enrichment=enrich.json --probe records=records.json --target-rate 150 --out advised.yaml\n", stdout)
 	fs.Var(probes, "probe", "DEPENDENCY=FILE: a probe's JSON for one dependency of the pipeline (once per dependency)")
-	pipelineFile := fs.String("pipeline", "", "the pipeline file (default: the lab's, "+pipelines.LabFile+")")
+	pipelineFile := fs.String("pipeline", "", "the pipeline file (default: the lab's, "+pipeline.LabFile+")")
 	target := fs.Float64("target-rate", 0, "records per second wanted, in the probes' seconds (0: as fast as the bottleneck allows)")
 	name := fs.String("name", "advised", "the strategy's name")
 	out := fs.String("out", "", "write the strategy file here (default: print it)")
@@ -58,7 +57,7 @@ func runAdvise(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	p := pipelines.Lab()
+	p := pipeline.Lab()
 	if *pipelineFile != "" {
 		var err error
 		if p, err = pipeline.Load(*pipelineFile); err != nil {

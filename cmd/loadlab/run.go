@@ -20,7 +20,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs, parse := newFlagSet("run",
 		"Processes a batch of records against a running mock service (make mock, or go run ./cmd/mockservice\n"+
 			"--time-scale S with the same S as --time-scale here), or against your own services with --pipeline FILE.\n"+
-			"The default pipeline is the lab's (experiments/pipelines/lab.yaml): 3 enrichment calls, then 1 write.\n"+
+			"The default pipeline is the lab's (client/pipeline/lab.yaml): 3 enrichment calls, then 1 write.\n"+
 			"The target is asked first, with OPTIONS on the first dependency's path (/enrich), whether it is a loadlab\n"+
 			"mock service; only then are its profile, reset and metrics routes used. Any other target is sent the\n"+
 			"records' calls and nothing else, and the figures are the client's own. Dependencies with a base_url of\n"+
@@ -36,7 +36,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "base URL of the mock service")
 	strategy := fs.String("strategy", "C4", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), sequential, bounded:N or\n"+
 		"unbounded (with a --pipeline that lacks the lab's enrichment and records the default is C2: C4's budgets name those;\ngive yours with --permits)")
-	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nexperiments/pipelines/lab.yaml)")
+	pipelineFile := fs.String("pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nclient/pipeline/lab.yaml)")
 	strategyFile := fs.String("strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	faultsFile := fs.String("faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
 	adaptive := fs.String("adaptive", "", adaptiveUsage)
