@@ -19,7 +19,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
 )
 
 // The small locked matrix the played cluster runs: 2 strategies × 1
@@ -92,11 +93,11 @@ func TestDockerPlayedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	spec, err := experiments.LoadSpec(filepath.Join(work, "spec.yaml"))
+	spec, err := design.LoadSpec(filepath.Join(work, "spec.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := experiments.Preregister(filepath.Join(work, "h.yaml"), spec, time.Now()); err != nil {
+	if _, err := design.Preregister(filepath.Join(work, "h.yaml"), spec, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(work, 0o755); err != nil {
@@ -188,7 +189,7 @@ func TestDockerPlayedCluster(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, loadlab, "merge", "--out", merged, logs[1], logs[0]).CombinedOutput(); err != nil {
 		t.Fatalf("loadlab merge: %v\n%s", err, out)
 	}
-	m, err := experiments.ReadResults(filepath.Join(merged, "results.json"))
+	m, err := judge.ReadResults(filepath.Join(merged, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,17 +197,17 @@ func TestDockerPlayedCluster(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, loadlab, "merge", "--out", whole, logs[2]).CombinedOutput(); err == nil || !strings.Contains(string(out), "is not a shard's partial results") {
 		t.Errorf("merging the whole run as a shard: %v: %s", err, out)
 	}
-	w, err := experiments.ReadResultsLog(logs[2])
+	w, err := judge.ReadResultsLog(logs[2])
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	type key struct {
-		Cell experiments.Cell
+		Cell design.Cell
 		Run  int
 		Seed uint32
 	}
-	keys := func(r *experiments.Results) (out []key) {
+	keys := func(r *judge.Results) (out []key) {
 		for _, run := range r.Runs {
 			if !run.Valid() {
 				t.Errorf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
@@ -222,7 +223,7 @@ func TestDockerPlayedCluster(t *testing.T) {
 		t.Fatalf("%d merged verdicts, %d whole", len(m.Verdicts), len(w.Verdicts))
 	}
 	for i, v := range m.Verdicts {
-		if v.ID != w.Verdicts[i].ID || v.Verdict != w.Verdicts[i].Verdict || v.Verdict != experiments.Supported {
+		if v.ID != w.Verdicts[i].ID || v.Verdict != w.Verdicts[i].Verdict || v.Verdict != judge.Supported {
 			t.Errorf("%s: merged %s, whole %s", v.ID, v.Verdict, w.Verdicts[i].Verdict)
 		}
 	}

@@ -28,7 +28,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/plan"
 )
 
 // The Kubernetes manifests (deploy/kubernetes), checked without a
@@ -559,7 +560,7 @@ func checkOverlay(t *testing.T, r *rendered, cpu int64, namespace string) {
 		t.Errorf("completions %v, parallelism %v; --shard has %d shards: all three must be equal", show(job.Spec.Completions), show(job.Spec.Parallelism), n)
 	}
 	for i := range n { // what each pod's substituted flag parses to
-		if sh, err := experiments.ParseShard(strings.ReplaceAll(shard, "$("+indexVar+")", strconv.Itoa(i))); err != nil || sh.Index != i || sh.Count != n {
+		if sh, err := plan.ParseShard(strings.ReplaceAll(shard, "$("+indexVar+")", strconv.Itoa(i))); err != nil || sh.Index != i || sh.Count != n {
 			t.Errorf("index %d: --shard %v, %v", i, sh, err)
 		}
 	}
@@ -630,7 +631,7 @@ func checkOverlay(t *testing.T, r *rendered, cpu int64, namespace string) {
 	// hypotheses that match it and their lock.
 	file := experimentFile(t, "file", flags["file"])
 	hyp := experimentFile(t, "hypotheses", flags["hypotheses"])
-	s, err := experiments.LoadSpec(file)
+	s, err := design.LoadSpec(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,16 +640,16 @@ func checkOverlay(t *testing.T, r *rendered, cpu int64, namespace string) {
 			t.Errorf("%s: CPU setting %s is not inherited: the runner would impose it inside the pod's limit", file, cs.Name)
 		}
 	}
-	if err := s.CheckShardable(experiments.Shard{Index: 0, Count: n}); err != nil {
+	if err := plan.CheckShardable(s, plan.Shard{Index: 0, Count: n}); err != nil {
 		t.Errorf("%s: %v", file, err)
 	}
-	if _, err := experiments.LoadHypotheses(hyp, s); err != nil {
+	if _, err := design.LoadHypotheses(hyp, s); err != nil {
 		t.Error(err)
 	}
-	if ok, _ := filepath.Match("*.lock", filepath.Base(experiments.LockPath(hyp))); !ok {
-		t.Errorf("lock %s is not copied into the image (*.lock)", experiments.LockPath(hyp))
+	if ok, _ := filepath.Match("*.lock", filepath.Base(design.LockPath(hyp))); !ok {
+		t.Errorf("lock %s is not copied into the image (*.lock)", design.LockPath(hyp))
 	}
-	if _, err := experiments.CheckLock(hyp); err != nil {
+	if _, err := design.CheckLock(hyp); err != nil {
 		t.Error(err)
 	}
 }

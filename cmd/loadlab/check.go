@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -21,14 +24,14 @@ func runPreregister(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	spec, err := experiments.LoadSpec(*file)
+	spec, err := design.LoadSpec(*file)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if _, err := experiments.LoadHypotheses(*hyp, spec); err != nil {
+	if _, err := design.LoadHypotheses(*hyp, spec); err != nil {
 		return usageErr("%v", err)
 	}
-	l, err := experiments.Preregister(*hyp, spec, time.Now())
+	l, err := design.Preregister(*hyp, spec, time.Now())
 	if err != nil {
 		return err
 	}
@@ -36,7 +39,7 @@ func runPreregister(args []string, stdout io.Writer) error {
 	if l.GitCommit != "" {
 		fmt.Fprintf(stdout, ", commit %s (file committed unchanged: %v)", l.GitCommit, l.GitClean)
 	}
-	fmt.Fprintf(stdout, "\nWrote %s\n", experiments.LockPath(*hyp))
+	fmt.Fprintf(stdout, "\nWrote %s\n", design.LockPath(*hyp))
 	return nil
 }
 
@@ -66,14 +69,14 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	dir := dirs[0]
 	path := filepath.Join(dir, "results.json")
-	res, err := experiments.ReadResults(path)
+	res, err := judge.ReadResults(path)
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
 	mockCfg := config.Default()
 	mockCfg.Seed, mockCfg.TimeScale = res.Experiment.Seed, res.Experiment.TimeScale
-	verdicts, err := experiments.Check(res, mockCfg)
-	if errors.Is(err, experiments.ErrNoRawData) {
+	verdicts, err := judge.Check(res, mockCfg)
+	if errors.Is(err, judge.ErrNoRawData) {
 		return usageErr("check: %s: %v", path, err)
 	}
 	for i, v := range verdicts {
@@ -90,19 +93,19 @@ func runCheck(args []string, stdout io.Writer) error {
 		return &exitError{code: exitFailed, err: fmt.Errorf("check: %s: %w", path, err)}
 	}
 	what := "re-judged from the stored metrics (format 1: no raw data kept)"
-	if res.Format >= experiments.ResultsFormat {
+	if res.Format >= judge.ResultsFormat {
 		what = fmt.Sprintf("%d runs, %d cells and %d verdicts recomputed from raw data", len(res.Runs), len(res.Cells), len(verdicts))
 	}
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
 	switch {
 	case res.Shard != nil:
 		fmt.Fprintf(stdout, "PARTIAL: shard %s, %d of the matrix's %d runs: these verdicts are the shard's alone; loadlab merge its %d shards for the experiment's\n",
-			res.Shard.Shard, len(res.Shard.Units), len(res.Experiment.Units()), res.Shard.Count)
+			res.Shard.Shard, len(res.Shard.Units), len(plan.Units(res.Experiment)), res.Shard.Count)
 	case len(res.Shards) > 0:
 		fmt.Fprintf(stdout, "merged from %d shards\n", len(res.Shards))
 	}
 	if *reports {
-		if err := experiments.WriteReports(dir, res); err != nil {
+		if err := report.WriteReports(dir, res); err != nil {
 			return fmt.Errorf("check: %w", err)
 		}
 		fmt.Fprintf(stdout, "Wrote %s and %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
@@ -96,11 +97,11 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 	}
 	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
 	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n")
-	sp, err := experiments.LoadSpec(spec)
+	sp, err := design.LoadSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := experiments.Preregister(hyp, sp, time.Now()); err != nil {
+	if _, err := design.Preregister(hyp, sp, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return spec, hyp
@@ -208,7 +209,7 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, stderr %q; want 130", code, errb)
 	}
-	res, err := experiments.ReadResults(filepath.Join(outDir, "results.json"))
+	res, err := judge.ReadResults(filepath.Join(outDir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -23,7 +25,7 @@ type jsonLineWriter struct {
 	err error
 }
 
-func (l *jsonLineWriter) write(kind string, shard *experiments.Shard, v any) {
+func (l *jsonLineWriter) write(kind string, shard *plan.Shard, v any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
@@ -104,7 +106,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	if isLoadResult(paths[0]) {
 		return mergeLoad(paths, *out, stdout)
 	}
-	var parts []experiments.Part
+	var parts []judge.Part
 	for _, p := range paths {
 		ps, err := readParts(p)
 		if err != nil {
@@ -115,14 +117,14 @@ func runMerge(args []string, stdout io.Writer) error {
 	spec := parts[0].Results.Experiment
 	mockCfg := config.Default()
 	mockCfg.Seed, mockCfg.TimeScale = spec.Seed, spec.TimeScale
-	res, err := experiments.Merge(parts, mockCfg)
+	res, err := judge.Merge(parts, mockCfg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if err := writable(*out); err != nil {
 		return usageErr("--out: %v", err)
 	}
-	if err := experiments.WriteOutputs(*out, res); err != nil {
+	if err := report.WriteOutputs(*out, res); err != nil {
 		return err
 	}
 	printSummary(stdout, res)
@@ -133,24 +135,24 @@ func runMerge(args []string, stdout io.Writer) error {
 
 // readParts reads one PARTIAL argument: a results folder, a folder of
 // results folders, or a --json-lines log.
-func readParts(path string) ([]experiments.Part, error) {
+func readParts(path string) ([]judge.Part, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		r, err := experiments.ReadResultsLog(path)
+		r, err := judge.ReadResultsLog(path)
 		if err != nil {
 			return nil, err
 		}
-		return []experiments.Part{{Source: path, Results: r}}, nil
+		return []judge.Part{{Source: path, Results: r}}, nil
 	}
 	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
-		r, err := experiments.ReadResults(filepath.Join(path, "results.json"))
+		r, err := judge.ReadResults(filepath.Join(path, "results.json"))
 		if err != nil {
 			return nil, err
 		}
-		return []experiments.Part{{Source: path, Results: r}}, nil
+		return []judge.Part{{Source: path, Results: r}}, nil
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
@@ -168,13 +170,13 @@ func readParts(path string) ([]experiments.Part, error) {
 		return nil, fmt.Errorf("%s holds no results.json, nor folders that do", path)
 	}
 	sort.Strings(dirs)
-	var parts []experiments.Part
+	var parts []judge.Part
 	for _, d := range dirs {
-		r, err := experiments.ReadResults(filepath.Join(d, "results.json"))
+		r, err := judge.ReadResults(filepath.Join(d, "results.json"))
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, experiments.Part{Source: d, Results: r})
+		parts = append(parts, judge.Part{Source: d, Results: r})
 	}
 	return parts, nil
 }

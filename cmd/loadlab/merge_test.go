@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/judge"
 )
 
 // loadlabChild runs this test binary as loadlab with args and returns its
@@ -76,7 +76,7 @@ func TestShardAndMergeCLI(t *testing.T) {
 		}
 		kinds = append(kinds, line.Kind)
 	}
-	part, err := experiments.ReadResults(filepath.Join(shards, "1", "results.json"))
+	part, err := judge.ReadResults(filepath.Join(shards, "1", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestShardAndMergeCLI(t *testing.T) {
 			t.Errorf("%s: exit %d: %s%s", tt.name, code, out.String(), errb.String())
 			continue
 		}
-		res, err := experiments.ReadResults(filepath.Join(dir, tt.out, "results.json"))
+		res, err := judge.ReadResults(filepath.Join(dir, tt.out, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Shard != nil || len(res.Shards) != 2 || len(res.Runs) != 6 || len(res.Verdicts) != 1 || res.Verdicts[0].Verdict != experiments.Supported {
+		if res.Shard != nil || len(res.Shards) != 2 || len(res.Runs) != 6 || len(res.Verdicts) != 1 || res.Verdicts[0].Verdict != judge.Supported {
 			t.Errorf("%s: shard %v, %d shards, %d runs, verdicts %+v", tt.name, res.Shard, len(res.Shards), len(res.Runs), res.Verdicts)
 		}
 		md, _ := os.ReadFile(filepath.Join(dir, tt.out, "report.md"))

@@ -8,16 +8,16 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/loadlab/loadlab/experiments"
+	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// enterMockProcess serves the mock service when experiments.EnvMockProcess
+// enterMockProcess serves the mock service when runner.EnvMockProcess
 // asks for it (the experiment runner's mock service as a process of its
 // own), and exits; otherwise it returns at once.
 func enterMockProcess() {
-	raw := os.Getenv(experiments.EnvMockProcess)
+	raw := os.Getenv(runner.EnvMockProcess)
 	if raw == "" {
 		return
 	}

@@ -1,0 +1,74 @@
+package design
+
+import (
+	"fmt"
+
+	"github.com/loadlab/loadlab/client/field"
+)
+
+// Overrides change an experiment file's settings for one invocation; a
+// zero field leaves the file's.
+type Overrides struct {
+	TimeScale float64
+	Runs      int
+	Records   int
+}
+
+// With is the spec with o applied, validated: an error names the field.
+func (s Spec) With(o Overrides) (Spec, error) {
+	if o.TimeScale != 0 {
+		s.TimeScale = o.TimeScale
+	}
+	if o.Runs != 0 {
+		s.Runs = o.Runs
+	}
+	if o.Records != 0 {
+		s.Records = o.Records
+	}
+	return s, s.Validate()
+}
+
+// Experiment is an experiment as it will run: its file, with overrides,
+// and its hypotheses with their preregistration lock.
+type Experiment struct {
+	Spec       Spec
+	Hypotheses []Hypothesis
+	Lock       Lock
+}
+
+// Load reads the experiment file with overrides and the hypotheses file,
+// and checks the hypotheses against their lock (ErrLockMismatch when they
+// no longer match it, or have none). Errors name the file, the line and
+// the field, or the overridden field.
+func Load(experiment, hypotheses string, o Overrides) (Experiment, error) {
+	spec, err := LoadSpec(experiment)
+	if err != nil {
+		return Experiment{}, err
+	}
+	if spec, err = spec.With(o); err != nil {
+		return Experiment{}, err
+	}
+	hs, err := LoadHypotheses(hypotheses, spec)
+	if err != nil {
+		return Experiment{}, err
+	}
+	lock, err := CheckLock(hypotheses)
+	if err != nil {
+		return Experiment{}, fmt.Errorf("refusing to judge: %w", err)
+	}
+	return Experiment{Spec: spec, Hypotheses: hs, Lock: lock}, nil
+}
+
+// Exploratory says how the experiment differs from the design its
+// hypotheses were locked with, or "" when it does not.
+func (e Experiment) Exploratory() string {
+	if len(e.Hypotheses) == 0 {
+		return ""
+	}
+	return Exploratory(e.Lock, e.Spec, e.Hypotheses[0].Rules)
+}
+
+// fieldError is a validation problem as an error naming its field.
+func (p *problem) fieldError() error {
+	return &field.Error{Field: p.at.field, Err: p.err}
+}

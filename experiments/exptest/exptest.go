@@ -1,0 +1,132 @@
+// Package exptest holds what the experiment packages' tests share: small
+// experiment and hypotheses files, writing them, building the loadlab
+// binary for child runs, and starting a mock service for an experiment.
+package exptest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+)
+
+// WriteFile writes content to dir/name and returns its path.
+func WriteFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TinySpec is a 2-cell experiment: C2 and C4 under slow writes, 3 runs of
+// 30 records at time scale 0.05. Its call timeout is 20 lab s (1 s real):
+// at the lab's 2 s (100 ms real at time scale 0.05) a child under its
+// one-CPU quota, throttled while other tests load both cores under -race,
+// timed out enrichment calls now and then.
+const TinySpec = `name: tiny
+records: 30
+runs: 3
+time_scale: 0.05
+call_timeout: 20s
+permit_timeout: 10s
+seed: 1
+strategies: [C2, C4]
+scenarios: [slow-write]
+cpus:
+  - {name: cpus-1, cpus: 1}
+`
+
+// TinyHypotheses are two claims on TinySpec's C4 cell.
+const TinyHypotheses = `hypotheses:
+  - id: T1
+    claim: C4 gets no write 503s under slow writes.
+    source: test
+    metric: write_rejections
+    cell: {strategy: C4, scenario: slow-write, cpu: cpus-1}
+    op: "=="
+    threshold: 0
+  - id: T2
+    claim: C4 offers at most 6 concurrent writes.
+    source: test
+    metric: peak_concurrent_writes
+    cell: {strategy: C4, scenario: slow-write, cpu: cpus-1}
+    op: "<="
+    threshold: 6
+`
+
+// AdvisedSpec is an experiment with the strategy "advised" and its probes.
+const AdvisedSpec = `name: advised
+records: 30
+runs: 3
+time_scale: 0.2
+call_timeout: 2s
+permit_timeout: 10s
+seed: 1
+strategies: [C4, advised]
+scenarios: [slow-write]
+cpus:
+  - {name: cpus-1, cpus: 1}
+advise:
+  target_rate: 0
+  step: 1s
+  warm_up: 250ms
+  probes:
+    enrichment:
+      concurrency: [1, 4, 16]
+      body: '{"record_id":"{{.ID}}","step":1}'
+    records:
+      concurrency: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+      body: '{"id":"{{.ID}}","complete":true}'
+`
+
+// PhasedSpec is an experiment with one phased scenario: the system of
+// record drops to 2 workers and 2 queue slots for 2 of 6 lab seconds.
+const PhasedSpec = `name: phased
+records: 100000
+duration: 6s
+runs: 3
+time_scale: 0.5
+call_timeout: 2s
+permit_timeout: 10s
+seed: 1
+strategies: [C4]
+scenarios: [drop]
+cpus:
+  - {name: cpus-1, cpus: 1}
+phased:
+  drop:
+    profile: healthy
+    phases:
+      - {name: before, duration: 2s}
+      - name: drop
+        duration: 2s
+        set: {records: {workers: 2, queue: 2}}
+      - name: after
+        duration: 2s
+        set: {records: {workers: 6, queue: 6}}
+`
+
+// BuildLoadlab builds the real loadlab binary for the child runs.
+func BuildLoadlab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "loadlab")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/loadlab/loadlab/cmd/loadlab")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// StartMock runs the real mock service on loopback for an experiment of
+// seed and time scale, as loadlab experiment does, until the test ends.
+func StartMock(t *testing.T, seed uint32, timeScale float64) (string, *config.Config) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Seed, cfg.TimeScale = seed, timeScale
+	return mocktest.Start(t, cfg).URL, &cfg
+}

@@ -1,0 +1,135 @@
+package judge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// ResultsFormat is the results.json format this runner writes: 2 keeps,
+// for every run, the raw data its metrics, reconciliation and status are
+// derived from. Results without it (the first results) keep no
+// reconciliation; check re-judges their stored metrics.
+const ResultsFormat = 2
+
+// ErrNoRawData: a results file lacks the raw data a check needs.
+var ErrNoRawData = errors.New("no raw data")
+
+// Check recomputes stored results from their raw data: every run's metrics,
+// reconciliation and status from its client result, server stats, quiet
+// waits and resolved writes; every cell's summary; every verdict, matched by
+// hypothesis id. It returns the recomputed verdicts and the first
+// difference from what is stored (nil when none). Results of the first
+// format are re-judged from their stored metrics only, as they always were.
+// A run with neither a result nor a failure is ErrNoRawData.
+func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
+	if r.Format < ResultsFormat {
+		// A file that says nothing of its format but holds runs of the
+		// second is not let off with the lighter check.
+		for _, run := range r.Runs {
+			if run.Reconciliation != nil || run.QuietBefore != nil || run.Unknown != nil {
+				return nil, fmt.Errorf("%w: results of format %d hold runs of format %d (reconciled): is \"format\" missing?", ErrNoRawData, r.Format, ResultsFormat)
+			}
+		}
+		vs := Rejudge(r)
+		return vs, compareVerdicts(vs, r.Verdicts)
+	}
+	runs := make([]RunRecord, len(r.Runs))
+	for i, stored := range r.Runs {
+		run := stored
+		name := fmt.Sprintf("run %d of %s", stored.Run, stored.Cell)
+		if want := plan.RunSeed(r.Experiment, stored.Run); stored.Seed != want {
+			return nil, fmt.Errorf("%s: seed %d, the experiment's rule gives %d", name, stored.Seed, want)
+		}
+		switch {
+		case stored.Client == nil && stored.Server == nil && stored.Status == RunFailed:
+			// The child failed before it produced a result: nothing to
+			// recompute, the reason is the observation.
+		case stored.Client == nil || stored.Server == nil || stored.QuietBefore == nil || stored.QuietAfter == nil || stored.Unknown == nil:
+			return nil, fmt.Errorf("%w: %s (%s) lacks its client result, server stats, waits for quiet or resolved writes", ErrNoRawData, name, stored.Status)
+		default:
+			// Everything the status rests on is raw data of the run.
+			run.Status, run.Reason = RunValid, ""
+			run.Faulted = r.Experiment.Faulted(stored.Cell.Scenario) // from the design, not the stored flag
+			run.Metrics, run.Reconciliation = nil, nil
+			Derive(&run, r.Experiment.TimeScale)
+			if err := compare(name, []any{
+				"status", run.Status, stored.Status,
+				"reason", run.Reason, stored.Reason,
+				"metrics", run.Metrics, stored.Metrics,
+				"reconciliation", run.Reconciliation, stored.Reconciliation,
+			}); err != nil {
+				return nil, err
+			}
+		}
+		runs[i] = run
+	}
+	cells := Summaries(r.Experiment, runs, mockCfg, r.Advised)
+	if len(cells) != len(r.Cells) {
+		return nil, fmt.Errorf("%d cells recomputed, %d stored", len(cells), len(r.Cells))
+	}
+	for i := range cells {
+		if err := compare("cell "+cells[i].Cell.String(), []any{"summary", cells[i], r.Cells[i]}); err != nil {
+			return nil, err
+		}
+	}
+	again := *r
+	again.Runs = runs
+	vs := Rejudge(&again)
+	return vs, compareVerdicts(vs, r.Verdicts)
+}
+
+// compareVerdicts matches verdicts by hypothesis id.
+func compareVerdicts(got, stored []Verdict) error {
+	byID := map[string]Verdict{}
+	for _, v := range stored {
+		byID[v.ID] = v
+	}
+	if len(got) != len(stored) {
+		return fmt.Errorf("%d verdicts recomputed, %d stored", len(got), len(stored))
+	}
+	for _, v := range got {
+		s, ok := byID[v.ID]
+		if !ok {
+			return fmt.Errorf("verdict %s: not stored", v.ID)
+		}
+		if err := compare("verdict "+v.ID, []any{"verdict", v, s}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compare takes (name, recomputed, stored) triples and names the first
+// pair that differs once both are written as JSON (as results.json holds
+// them: floats to the last digit JSON keeps).
+func compare(what string, triples []any) error {
+	for i := 0; i+2 < len(triples); i += 3 {
+		a, err := json.Marshal(triples[i+1])
+		if err != nil {
+			return fmt.Errorf("%s: %s recomputed: %w", what, triples[i], err)
+		}
+		b, err := json.Marshal(triples[i+2])
+		if err != nil {
+			return fmt.Errorf("%s: %s stored: %w", what, triples[i], err)
+		}
+		var x, y any
+		if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil || !reflect.DeepEqual(x, y) {
+			return fmt.Errorf("%s: %s recomputed %s, stored %s", what, triples[i], clip(a), clip(b))
+		}
+	}
+	return nil
+}
+
+// clip shortens a JSON text for a one-line message.
+func clip(b []byte) string {
+	const n = 300
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,238 @@
+package judge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// MergedShard is what merged results keep of each shard: where it came
+// from, what its runner saw (GOMAXPROCS, NumCPU, the CPU quota, the
+// host), its target, its time and its calibration.
+type MergedShard struct {
+	Index       int          `json:"index"`
+	Source      string       `json:"source"`
+	Environment Environment  `json:"environment"`
+	Target      string       `json:"target"`
+	Started     time.Time    `json:"started"`
+	Finished    time.Time    `json:"finished"`
+	Runs        int          `json:"runs"`
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Part is one shard's results and where they were read from.
+type Part struct {
+	Source  string
+	Results *Results
+}
+
+// ErrMerge: partial results that cannot be merged; nothing is written.
+var ErrMerge = errors.New("merge")
+
+// Merge combines the n shards of one matrix into the results one machine
+// running it would have written: the same runs (each with its seed) in the
+// same order, and cells and verdicts computed from them as the runner
+// computes them (mockCfg as for loadlab check). It refuses, naming them,
+// partials that are not shards, shards of different splits, experiment
+// files, designs, hypotheses or binaries, a shard given twice or missing,
+// an interrupted shard, and a shard whose runs are not its part of the
+// matrix. The calibration kept is the shard's with the largest bias (the
+// verdicts are gated by the worst machine); each shard's is in Shards.
+func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: no partial results", ErrMerge)
+	}
+	first := parts[0]
+	byIndex := map[int]Part{}
+	for _, p := range parts {
+		r := p.Results
+		if r.Shard == nil {
+			return nil, fmt.Errorf("%w: %s is not a shard's partial results (loadlab experiment --shard i/n writes them)", ErrMerge, p.Source)
+		}
+		if r.Partial != "" {
+			return nil, fmt.Errorf("%w: %s (shard %s) is incomplete: %s", ErrMerge, p.Source, r.Shard.Shard, r.Partial)
+		}
+		f := first.Results
+		for _, d := range []struct{ what, a, b string }{
+			{"splits", shardCount(f.Shard), shardCount(r.Shard)},
+			{"experiment files (SHA-256)", f.ExperimentSHA256, r.ExperimentSHA256},
+			{"designs", "", firstDifference(f.Experiment, r.Experiment)},
+			{"hypotheses (SHA-256)", f.HypothesesSHA256, r.HypothesesSHA256},
+			{"binaries (SHA-256)", f.Environment.BinarySHA256, r.Environment.BinarySHA256},
+			{"advised strategies", jsonString(f.Advised), jsonString(r.Advised)},
+		} {
+			switch {
+			case d.what == "designs" && d.b != "":
+				return nil, fmt.Errorf("%w: %s and %s are of different designs: %s", ErrMerge, first.Source, p.Source, d.b)
+			case d.what != "designs" && d.a != d.b:
+				return nil, fmt.Errorf("%w: %s and %s are from different %s: %s vs %s", ErrMerge, first.Source, p.Source, d.what, abbrev(d.a), abbrev(d.b))
+			}
+		}
+		if r.Environment.BinarySHA256 == "" {
+			return nil, fmt.Errorf("%w: %s does not say which binary ran it", ErrMerge, p.Source)
+		}
+		if r.Shard.Index < 0 || r.Shard.Index >= r.Shard.Count {
+			return nil, fmt.Errorf("%w: %s says it is shard %s", ErrMerge, p.Source, r.Shard.Shard)
+		}
+		if q, dup := byIndex[r.Shard.Index]; dup {
+			return nil, fmt.Errorf("%w: shard %s given twice: %s and %s", ErrMerge, r.Shard.Shard, q.Source, p.Source)
+		}
+		byIndex[r.Shard.Index] = p
+	}
+	n := first.Results.Shard.Count
+	var missing []string
+	for i := range n {
+		if _, ok := byIndex[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: missing shard(s) %s", ErrMerge, strings.Join(missing, ", "))
+	}
+	spec := first.Results.Experiment
+	merged := *byIndex[0].Results
+	merged.Shard, merged.Runs, merged.Shards, merged.Calibration = nil, nil, nil, nil
+	// The calibration that gates the verdicts: the shards' must have been
+	// taken alike; the first beyond its limit (unaccepted) wins, else the
+	// largest bias, else (none measured) shard 0's.
+	var worst float64 = -1
+	for i := range n {
+		if d := calibrationDifference(byIndex[0].Results.Calibration, byIndex[i].Results.Calibration); d != "" {
+			return nil, fmt.Errorf("%w: %s and %s took the time-scale calibration differently: %s", ErrMerge, byIndex[0].Source, byIndex[i].Source, d)
+		}
+	}
+	split := plan.Split(spec, n, mockCfg)
+	for i := range n {
+		p := byIndex[i]
+		r := p.Results
+		want := split[i]
+		if !slices.Equal(want, r.Shard.Units) {
+			return nil, fmt.Errorf("%w: %s: shard %s lists other units than the split gives (%d listed, %d expected)", ErrMerge, p.Source, r.Shard.Shard, len(r.Shard.Units), len(want))
+		}
+		var ran []plan.Unit
+		for _, run := range r.Runs {
+			ran = append(ran, plan.Unit{Cell: run.Cell, Run: run.Run})
+		}
+		if !slices.Equal(ran, want) {
+			return nil, fmt.Errorf("%w: %s: shard %s holds %d runs, not its %d units in order", ErrMerge, p.Source, r.Shard.Shard, len(ran), len(want))
+		}
+		merged.Runs = append(merged.Runs, r.Runs...)
+		merged.Shards = append(merged.Shards, MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
+			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration})
+		if r.Started.Before(merged.Started) {
+			merged.Started = r.Started
+		}
+		if r.Finished.After(merged.Finished) {
+			merged.Finished = r.Finished
+		}
+		if b := r.Calibration.largestBias(); b > worst || i == 0 {
+			worst, merged.Calibration = b, r.Calibration
+		}
+	}
+	for i := range n {
+		if c := byIndex[i].Results.Calibration; c.Exceeded() != "" && !c.Accepted {
+			merged.Calibration = c
+			break
+		}
+	}
+	order := map[plan.Unit]int{}
+	for i, u := range plan.Units(spec) {
+		order[u] = i
+	}
+	slices.SortStableFunc(merged.Runs, func(a, b RunRecord) int {
+		return order[plan.Unit{Cell: a.Cell, Run: a.Run}] - order[plan.Unit{Cell: b.Cell, Run: b.Run}]
+	})
+	merged.Cells = Summaries(spec, merged.Runs, mockCfg, merged.Advised)
+	merged.Verdicts = Rejudge(&merged)
+	return &merged, nil
+}
+
+// calibrationDifference names how two shards' calibrations were taken
+// differently (measured or not, limit, acceptance, rounds, strategies), or
+// "" when alike.
+func calibrationDifference(a, b *Calibration) string {
+	type how struct {
+		Measured bool
+		MaxBias  float64
+		Accepted bool
+		Runs     int
+		CPU      string
+		Names    []string
+	}
+	of := func(c *Calibration) how {
+		if c == nil {
+			return how{}
+		}
+		h := how{Measured: c.Skipped == "", MaxBias: c.MaxBias, Accepted: c.Accepted, Runs: c.Runs, CPU: c.CPU}
+		for _, s := range c.Strategies {
+			h.Names = append(h.Names, s.Strategy)
+		}
+		return h
+	}
+	return firstDifference(of(a), of(b))
+}
+
+// largestBias is the calibration's largest bias in size: -1 when it
+// measured none, +Inf when a strategy went unmeasured (which counts as
+// beyond the limit).
+func (c *Calibration) largestBias() float64 {
+	if c == nil || c.Skipped != "" {
+		return -1
+	}
+	worst := 0.0
+	for _, s := range c.Strategies {
+		if s.Unmeasured {
+			return 1e308
+		}
+		worst = max(worst, s.Bias, -s.Bias)
+	}
+	return worst
+}
+
+// firstDifference names the first top-level field in which a and b differ
+// once written as JSON ("runs: 3 vs 5"), or "" when they do not.
+func firstDifference(a, b any) string {
+	var x, y map[string]any
+	if json.Unmarshal([]byte(jsonString(a)), &x) != nil || json.Unmarshal([]byte(jsonString(b)), &y) != nil {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(x))
+	for k := range y {
+		if _, ok := x[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		if !reflect.DeepEqual(x[k], y[k]) {
+			return fmt.Sprintf("%s: %s vs %s", k, abbrev(jsonString(x[k])), abbrev(jsonString(y[k])))
+		}
+	}
+	return ""
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// abbrev shortens a long figure for an error message.
+func abbrev(s string) string {
+	if len(s) > 24 {
+		return s[:12] + "…"
+	}
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// shardCount is a split's size, as a merge error names it.
+func shardCount(s *plan.ShardRecord) string { return fmt.Sprintf("%d shards", s.Count) }

@@ -1,0 +1,293 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+)
+
+// WriteOutputs writes results.json, report.md and report.html into dir.
+func WriteOutputs(dir string, res *judge.Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := judge.WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
+		return err
+	}
+	return WriteReports(dir, res)
+}
+
+// WriteReports writes report.md and report.html into dir (loadlab check
+// --reports draws them again, with the current code, from results.json).
+func WriteReports(dir string, res *judge.Results) error {
+	var md bytes.Buffer
+	WriteMarkdown(&md, res)
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, res); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
+}
+
+// report is what both renderings show, computed once from the results: the
+// Markdown and the HTML differ only in how they draw it.
+type report struct {
+	Title string
+	// Partial, when set, is the banner of an interrupted experiment.
+	Partial string
+	Setup   string // records, runs, time scale, timeouts
+	Ran     string // when, where, which commit
+	// The hypotheses file, its SHA-256 and the commit it was locked at.
+	HypothesesFile, HypothesesSHA, LockCommit string
+	// Calibration is the time-scale bias table and what became of it.
+	Calibration     table
+	CalibrationNote string
+	// Advised is the advised strategies per scenario, AdvisedNotes the
+	// advice's warnings.
+	Advised       table
+	AdvisedNotes  []string
+	AdvisedIntro  string
+	Accepted      []table
+	Cells         table
+	Verdicts      []verdictRow
+	Counts        string
+	VerdictsIntro string
+	// Exploratory, when set, is how the run differs from the preregistered
+	// design; Excluded lists every run that is not valid, with its reason.
+	Exploratory string
+	Excluded    []string
+	// Phased is the phased scenarios' section (report_phases.go).
+	Phased phasedReport
+}
+
+// table is a header and rows of cells.
+type table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+// verdictRow is one hypothesis as reported.
+type verdictRow struct {
+	// Label is "exploratory" for a verdict that is not a finding.
+	ID, Label, Verdict, Claim, Test string
+	Measured                        []string
+	Note                            string
+}
+
+// Texts shared by both renderings.
+const (
+	acceptedIntro = "Median (minimum–maximum) over runs; only records whose write the system of record accepted count."
+	cellsIntro    = "Bound: Little's law from the configured profiles — the least of write workers / write time, the enrichment budget / (3 × enrichment time), records in flight / time per record; efficiency = measured median / bound."
+	verdictsIntro = "Each hypothesis was preregistered before the first run. Supported: the whole min–max range over runs satisfies the claim; refuted: none of it does; inconclusive: the range straddles the threshold. A refuted hypothesis is a finding, not a failure."
+	pairedIntro   = "Rules paired-v2: only valid runs count, and a cell with fewer valid runs than the experiment asks for is inconclusive (insufficient runs). A comparison of two cells is judged on the per-run ratios (or differences) of runs with the same number, which drew the same service times (the same seed); the 95% bootstrap interval of their median is information, not the verdict rule."
+)
+
+func newReport(r *judge.Results) report {
+	sp, e := r.Experiment, r.Environment
+	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name),
+		Setup: fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
+			perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
+	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
+		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
+			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
+	}
+	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == design.RulesPairedV2 {
+		rep.VerdictsIntro = verdictsIntro + " " + pairedIntro
+	} else {
+		rep.VerdictsIntro = verdictsIntro
+	}
+	rep.Ran = fmt.Sprintf("Ran %s to %s on %s (%d CPUs), Go %s, kernel %s", r.Started.Format("2006-01-02 15:04:05Z"),
+		r.Finished.Format("15:04:05Z"), e.CPUModel, e.NumCPU, e.GoVersion, e.Kernel)
+	if e.GitCommit != "" {
+		rep.Ran += ", commit " + short(e.GitCommit)
+	}
+	rep.Ran += "."
+	if len(r.Shards) > 0 {
+		var each []string
+		for _, sh := range r.Shards {
+			rt := sh.Environment.Runtime
+			each = append(each, fmt.Sprintf("shard %d: %d runs on %s (GOMAXPROCS %d, NumCPU %d, CPU quota %s)",
+				sh.Index, sh.Runs, sh.Environment.Hostname, rt.GOMAXPROCS, rt.NumCPU, rt.Quota()))
+		}
+		rep.Ran += fmt.Sprintf(" Merged from %d shards (loadlab merge): %s.", len(r.Shards), strings.Join(each, "; "))
+	}
+	switch {
+	case r.Shard != nil:
+		rep.Partial = fmt.Sprintf("PARTIAL: shard %s, %d of the matrix's %d runs", r.Shard.Shard, len(r.Shard.Units), len(plan.Units(r.Experiment)))
+		if r.Partial != "" {
+			rep.Partial += ", and " + r.Partial
+		}
+		rep.Partial += fmt.Sprintf("; the statistics and verdicts below are this shard's alone: loadlab merge its %d shards for the experiment's.", r.Shard.Count)
+	case r.Partial != "":
+		rep.Partial = "PARTIAL: " + r.Partial + "; the statistics and verdicts below are over the completed runs only."
+	}
+	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)
+
+	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
+	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
+	rep.AdvisedIntro = advisedIntro
+	rep.Phased = phasedReportOf(r)
+	for _, cpu := range sp.CPUs {
+		t := table{Caption: cpu.Name, Head: append([]string{"strategy"}, sp.Scenarios...)}
+		for _, st := range sp.Strategies {
+			row := []string{st}
+			found := false
+			for _, sc := range sp.Scenarios {
+				cs, ok := r.Summary(design.Cell{Strategy: st, Scenario: sc, CPU: cpu.Name})
+				s, sok := cs.Stats["accepted_per_second"]
+				row = append(row, fmtStat(s, ok && sok, 2))
+				found = found || ok
+			}
+			if found {
+				t.Rows = append(t.Rows, row)
+			}
+		}
+		if len(t.Rows) > 0 {
+			rep.Accepted = append(rep.Accepted, t)
+		}
+	}
+
+	rep.Cells.Head = []string{"cell", "accepted/s", "bound (limit)", "efficiency", "duration s", "write 503s", "peak concurrent writes",
+		"peak enrichment calls", "peak write calls", "incomplete", "permit timeouts", "call timeouts", "GOMAXPROCS", "CPU limit",
+		"valid runs", "excluded runs"}
+	for _, cs := range r.Cells {
+		g := func(m string, d int) string { s, ok := cs.Stats[m]; return fmtStat(s, ok, d) }
+		bound, eff := fmt.Sprintf("%.1f (%s)", cs.Bound.Bound, cs.Bound.Limit), fmt.Sprintf("%.2f", cs.Efficiency)
+		if cs.Bound.Limit == "" {
+			bound, eff = "— (phased: see below)", "—"
+		}
+		rep.Cells.Rows = append(rep.Cells.Rows, []string{cs.Cell.String(), g("accepted_per_second", 2),
+			bound, eff,
+			g("duration_seconds", 1), g("write_rejections", 0), g("peak_concurrent_writes", 0),
+			g("peak_in_flight_enrichment", 0), g("peak_in_flight_records", 0), g("incomplete", 0),
+			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism,
+			fmt.Sprintf("%d of %d", cs.Valid, sp.Runs), excludedReasons(cs.Excluded)})
+	}
+
+	counts, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
+	for _, v := range r.Verdicts {
+		var meas []string
+		for _, c := range v.Cells {
+			meas = append(meas, measured(v, c))
+		}
+		row := verdictRow{ID: v.ID, Verdict: string(v.Verdict), Claim: v.Claim,
+			Test: string(v.Op) + " " + v.Threshold.String(), Measured: meas, Note: v.Note}
+		if v.Exploratory != "" {
+			row.Label = "exploratory"
+			exploratory[v.Verdict]++
+			rep.Exploratory = v.Exploratory
+		} else {
+			counts[v.Verdict]++
+		}
+		rep.Verdicts = append(rep.Verdicts, row)
+	}
+	rep.Counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", counts[judge.Supported], counts[judge.Refuted], counts[judge.Inconclusive])
+	if rep.Exploratory != "" {
+		rep.Counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
+			rep.Exploratory, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
+	}
+	for _, run := range r.Runs {
+		if !run.Valid() {
+			rep.Excluded = append(rep.Excluded, fmt.Sprintf("%s run %d (seed %d): %s: %s", run.Cell, run.Run, run.Seed, run.Status, run.Reason))
+		}
+	}
+	return rep
+}
+
+// measured is a verdict's figures in one cell: median [min, max], for a
+// paired comparison what is paired, and the bootstrap interval.
+func measured(v judge.Verdict, c judge.CellVerdict) string {
+	s := fmt.Sprintf("%s: %.3g [%.3g, %.3g]", c.Cell, c.Median, c.Min, c.Max)
+	if c.Runs == 0 {
+		s = c.Cell.String() + ": —"
+	}
+	if v.Rules == design.RulesPairedV2 && c.Runs > 0 {
+		s += fmt.Sprintf(" over %d runs", c.Runs)
+		if c.Bootstrap != nil {
+			s += fmt.Sprintf(", median's 95%% bootstrap interval [%.3g, %.3g]", c.Bootstrap.Lo, c.Bootstrap.Hi)
+		}
+	}
+	return s + " → " + string(c.Verdict)
+}
+
+// excludedReasons is a cell's excluded runs, one line each, or "none".
+func excludedReasons(ex []string) string {
+	if len(ex) == 0 {
+		return "none"
+	}
+	return strings.Join(ex, "; ")
+}
+
+// fmtStat prints a median and its range, or "—" when there is none.
+func fmtStat(s judge.Stat, ok bool, digits int) string {
+	if !ok || s.N == 0 {
+		return "—"
+	}
+	f := fmt.Sprintf("%%.%df", digits)
+	if s.Min == s.Max {
+		return fmt.Sprintf(f, s.Median)
+	}
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", s.Median, s.Min, s.Max)
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// fmtBias is a strategy's bias in percent, or "not measured".
+func fmtBias(s judge.StrategyBias) string {
+	if s.Unmeasured {
+		return "not measured"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*s.Bias)
+}
+
+// calibrationTable is the time-scale bias per strategy and a sentence on
+// what it means for the verdicts.
+func calibrationTable(c *judge.Calibration) (table, string) {
+	switch {
+	case c == nil:
+		return table{}, "Time-scale bias: not measured (results from before the calibration existed)."
+	case c.Skipped != "":
+		return table{}, "Time-scale bias: not measured: " + c.Skipped + "."
+	}
+	t := table{Caption: fmt.Sprintf("healthy, %s, %d runs each", c.CPU, c.Runs),
+		Head: []string{"strategy", "accepted/s at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias", "failed runs"}}
+	for _, s := range c.Strategies {
+		t.Rows = append(t.Rows, []string{s.Strategy, fmtStat(s.AtOne, true, 2), fmtStat(s.AtScale, true, 2),
+			fmtBias(s), fmt.Sprint(len(s.Failed))})
+	}
+	why := c.Exceeded()
+	switch {
+	case why == "":
+		return t, fmt.Sprintf("Every bias is within the limit of %.1f%%: the verdicts stand.", 100*c.MaxBias)
+	case c.Accepted:
+		return t, "ACCEPTED: " + why + ", accepted with --accept-bias: the verdicts below are judged on measurements that carry this bias."
+	default:
+		return t, "Not judged: " + why + "; every verdict is inconclusive (--accept-bias judges anyway, and says so)."
+	}
+}
+
+// perRun says what bounds a run: its records, or its lab time.
+func perRun(sp design.Spec) string {
+	if sp.Duration > 0 {
+		return fmt.Sprintf("Time-bounded runs of %v lab time (records keep coming; at most %d records per run)", sp.Duration, sp.Records)
+	}
+	return fmt.Sprintf("%d records per run", sp.Records)
+}

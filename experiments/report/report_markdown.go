@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/loadlab/loadlab/experiments/judge"
+)
+
+// WriteMarkdown writes the report: the comparison tables in the shape of the
+// lab's, the per-cell details with the Little's-law bound, and the verdicts.
+func WriteMarkdown(w io.Writer, r *judge.Results) {
+	rep := newReport(r)
+	fmt.Fprintf(w, "# %s\n\n%s\n\n%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
+		rep.Title, rep.Setup, rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
+	if rep.Partial != "" {
+		fmt.Fprintf(w, "**%s**\n\n", rep.Partial)
+	}
+	fmt.Fprintf(w, "## Time-scale calibration\n\n")
+	if len(rep.Calibration.Rows) > 0 {
+		fmt.Fprintf(w, "Accepted records per lab second, median (minimum–maximum), %s.\n\n", rep.Calibration.Caption)
+		markdownTable(w, rep.Calibration.Head, rep.Calibration.Rows)
+	}
+	fmt.Fprintf(w, "%s\n\n", rep.CalibrationNote)
+	writeAdvisedMarkdown(w, rep)
+	fmt.Fprintf(w, "## Accepted records per second\n\n%s\n\n", acceptedIntro)
+	for _, t := range rep.Accepted {
+		fmt.Fprintf(w, "**%s**\n\n", t.Caption)
+		markdownTable(w, t.Head, t.Rows)
+	}
+	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
+	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
+	writePhasedMarkdown(w, rep)
+	writeAdaptiveMarkdown(w, r)
+	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", rep.VerdictsIntro)
+	if rep.Exploratory != "" {
+		fmt.Fprintf(w, "**Exploratory: %s. The verdicts below are computed, not findings.**\n\n", rep.Exploratory)
+	}
+	var rows [][]string
+	for _, v := range rep.Verdicts {
+		verdict := "**" + v.Verdict + "**"
+		if v.Label != "" {
+			verdict = v.Label + ": " + verdict
+		}
+		rows = append(rows, []string{v.ID, verdict, v.Claim, v.Test, strings.Join(v.Measured, "<br>"), v.Note})
+	}
+	markdownTable(w, []string{"id", "verdict", "claim", "test", "measured: median [min, max]", "note"}, rows)
+	fmt.Fprintln(w, rep.Counts)
+	if len(rep.Excluded) > 0 {
+		fmt.Fprintf(w, "\n## Excluded runs\n\n")
+		for _, f := range rep.Excluded {
+			fmt.Fprintf(w, "- %s\n", f)
+		}
+	}
+}
+
+func markdownTable(w io.Writer, head []string, rows [][]string) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	fmt.Fprintf(w, "| %s |\n|", strings.Join(head, " | "))
+	for range head {
+		fmt.Fprint(w, " --- |")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i := range r {
+			cells[i] = esc(r[i])
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/exptest"
+	"github.com/loadlab/loadlab/experiments/judge"
+)
+
+var committed = sync.OnceValues(func() (*judge.Results, error) {
+	return judge.ReadResults("../results/replication-first/results.json")
+})
+
+// committedResults is the committed first results, read once (4 MB of
+// JSON); each test gets its own copy of the verdicts to change.
+func committedResults(t *testing.T) *judge.Results {
+	t.Helper()
+	r, err := committed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *r
+	c.Verdicts = slices.Clone(r.Verdicts)
+	return &c
+}
+
+// The Markdown report of the committed first results is what was committed
+// with them, but for the calibration section and the cells table's run
+// columns added since: rendering moved, the report did not change.
+func TestMarkdownOfTheCommittedResults(t *testing.T) {
+	res := committedResults(t)
+	want, err := os.ReadFile("../results/replication-first/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	WriteMarkdown(&got, res)
+	// Since then the report gained a section on the time-scale calibration
+	// (those results have none); the rest is unchanged.
+	a := strings.Index(got.String(), "## Time-scale calibration")
+	b := strings.Index(got.String(), "## Accepted records per second")
+	if a < 0 || b < a || !strings.Contains(got.String()[a:b], "not measured") {
+		t.Fatalf("no calibration section saying the bias was not measured:\n%s", got.String())
+	}
+	rest := got.String()[:a] + got.String()[b:]
+	// The cells table now ends with valid runs of all and the excluded
+	// ones, where it had a "failed runs" column (empty: none failed).
+	cells := func(s string) (before, table, after string) {
+		i := strings.Index(s, "## Every cell")
+		j := strings.Index(s, "## Verdicts")
+		if i < 0 || j < i {
+			t.Fatalf("no cells section:\n%s", s)
+		}
+		return s[:i], s[i:j], s[j:]
+	}
+	gb, gt, ga := cells(rest)
+	wb, wt, wa := cells(string(want))
+	if gb != wb || ga != wa {
+		t.Errorf("report.md differs from the committed one outside the cells table:\n%s", rest)
+	}
+	gotRows, wantRows := strings.Split(gt, "\n"), strings.Split(wt, "\n")
+	if len(gotRows) != len(wantRows) {
+		t.Fatalf("cells table: %d lines, committed %d", len(gotRows), len(wantRows))
+	}
+	for i := range gotRows {
+		g, w := gotRows[i], wantRows[i]
+		switch {
+		case strings.HasPrefix(g, "| C"):
+			if !strings.HasSuffix(g, " | 5 of 5 | none |") || strings.TrimSuffix(g, "| 5 of 5 | none |") != strings.TrimSuffix(w, "|  |") {
+				t.Errorf("cells row\n%s\ncommitted\n%s", g, w)
+			}
+		case strings.HasPrefix(g, "| cell"):
+			if strings.Replace(g, "valid runs | excluded runs", "failed runs", 1) != w {
+				t.Errorf("cells head\n%s\ncommitted\n%s", g, w)
+			}
+		case strings.HasPrefix(g, "| ---"):
+			if strings.TrimSuffix(g, " --- |") != w {
+				t.Errorf("cells rule %q, committed %q", g, w)
+			}
+		case g != w:
+			t.Errorf("cells section %q, committed %q", g, w)
+		}
+	}
+}
+
+// The HTML report is rendered from the results by html/template: text from
+// the files is escaped, the verdict carries its class, every table is there.
+func TestHTMLEscapesAndMarksVerdicts(t *testing.T) {
+	res := committedResults(t)
+	res.Verdicts[0].Claim = `C4 <script>alert("x")</script> & more`
+	var page bytes.Buffer
+	if err := WriteHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	s := page.String()
+	if strings.Contains(s, "<script>") || !strings.Contains(s, "&lt;script&gt;") {
+		t.Error("a claim's markup was not escaped")
+	}
+	if n := strings.Count(s, `<td class="refuted">refuted</td>`); n != 1 {
+		t.Errorf("%d refuted verdict cells, want 1 (H10)", n)
+	}
+	if n := strings.Count(s, "<table>"); n != len(res.Experiment.CPUs)+2 {
+		t.Errorf("%d tables, want one per CPU setting, the cells and the verdicts", n)
+	}
+	if n := strings.Count(s, "<svg"); n < 8 {
+		t.Errorf("%d charts", n)
+	}
+}
+
+// Exploratory verdicts are reported as computed, not as findings: the
+// report says how the run differs from the locked design, labels each,
+// and counts none.
+func TestExploratoryVerdictsAreNotFindings(t *testing.T) {
+	spec, err := design.LoadSpec(exptest.WriteFile(t, t.TempDir(), "spec.yaml", exptest.TinySpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := "not the preregistered design: runs 4, locked 3"
+	res := &judge.Results{Experiment: spec, Verdicts: []judge.Verdict{{ID: "T1", Verdict: judge.Refuted, Exploratory: why}}}
+	var md strings.Builder
+	WriteMarkdown(&md, res)
+	for _, s := range []string{"**Exploratory: " + why, "exploratory: **refuted**", "No findings: every verdict is exploratory"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "0 supported, 1 refuted, 0 inconclusive.\n") {
+		t.Error("an exploratory refutation is counted as a finding")
+	}
+}

@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// adviseAll probes every dependency of the lab's pipeline on the mock
+// service under each scenario of an advised cell, and advises a strategy
+// per scenario. Probes send only their load route, in real time against
+// the mock service at the experiment's time scale; the advice's rates are
+// per real second at that scale, its permits and records in flight apply
+// to the runs as they are.
+func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStrategy {
+	var scenarios []string
+	for _, c := range ex.cfg.Spec.Cells() {
+		if c.Strategy == design.Advised && !slices.Contains(scenarios, c.Scenario) {
+			scenarios = append(scenarios, c.Scenario)
+		}
+	}
+	if len(scenarios) == 0 {
+		return nil
+	}
+	out := map[string]*judge.AdvisedStrategy{}
+	for _, sc := range scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		out[sc] = ex.adviseOne(ctx, sc)
+	}
+	ex.advised = out
+	return out
+}
+
+// adviseOne advises the strategy of one scenario: from advise.file, or
+// from probes of each dependency under the scenario's profile.
+func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.AdvisedStrategy {
+	spec, scale := ex.cfg.Spec, ex.cfg.Spec.TimeScale
+	a := &judge.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
+	fail := func(format string, args ...any) *judge.AdvisedStrategy {
+		a.Failed = fmt.Sprintf(format, args...)
+		return a
+	}
+	if spec.Advise.File != "" {
+		return fromFile(a, spec.Advise.File)
+	}
+	// A phased scenario is probed under the profile it starts from.
+	if err := ex.mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
+		return fail("set profile: %v", err)
+	}
+	lab := pipeline.Lab()
+	caps := map[string]advise.Capacity{}
+	for _, d := range lab.Dependencies {
+		waitQuiet(ctx, ex.mock, quietLimit(ex.cfg.MockConfig, scale))
+		if err := ex.mock.Reset(ctx); err != nil {
+			return fail("reset: %v", err)
+		}
+		cfg, err := ex.probeConfig(d)
+		if err != nil {
+			return fail("%s: %v", d.Name, err)
+		}
+		ex.progress.Advising(scenario, d.Name)
+		res, err := probe.Run(ctx, cfg, nil)
+		if err != nil {
+			return fail("probe %s: %v", d.Name, err)
+		}
+		a.Probes[d.Name] = res
+		if res.Partial {
+			return fail("probe %s: interrupted", d.Name)
+		}
+		if caps[d.Name], err = capacityOf(res); err != nil {
+			return fail("probe %s: %v", d.Name, err)
+		}
+	}
+	rate := spec.Advise.TargetRate / scale // records per real second at the time scale
+	adv, err := advise.Advise(lab, caps, rate)
+	if err != nil {
+		return fail("advise: %v", err)
+	}
+	a.Advice, a.Strategy = adv, adv.Strategy(design.Advised)
+	return a
+}
+
+// probeConfig is the probe of dependency d that the experiment's advise
+// section asks for, in real time at the experiment's time scale, sent
+// where the runs send their calls (a test's proxy, say): the capacity the
+// client will meet, with the client's call timeout.
+func (ex *execution) probeConfig(d pipeline.Dependency) (probe.Config, error) {
+	spec, scale := ex.cfg.Spec.Advise, ex.cfg.Spec.TimeScale
+	ps := spec.Probes[d.Name]
+	cfg := probe.Default()
+	path, _, err := d.Render(sampleData)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Target, cfg.Method, cfg.Body = ex.clientTarget(ex.mock)+path, d.Method, ps.Body
+	cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
+	cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
+	cfg.Timeout = scaled(ex.cfg.Spec.CallTimeout, scale)
+	cfg.OKStatuses, cfg.RejectStatuses = d.Success, d.Rejection
+	if ps.StopErrorRatio > 0 {
+		cfg.StopErrorRatio = ps.StopErrorRatio
+	}
+	return cfg, nil
+}
+
+// sampleData renders a dependency's path for a probe (the lab's paths
+// take no record fields).
+var sampleData = pipeline.Data{ID: "probe", Step: 1, Complete: true}
+
+func scaled(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) * scale)
+}
+
+// capacityOf reads a probe's result as advise takes it: the fields
+// loadlab probe --json writes, through the same JSON.
+func capacityOf(res probe.Result) (advise.Capacity, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return advise.Capacity{}, err
+	}
+	var c advise.Capacity
+	err = json.Unmarshal(b, &c)
+	return c, err
+}
+
+// writeAdvised writes each scenario's advised strategy to a file of its own
+// for the runs' --strategy-file (ex.advisedFiles); cleanup removes them.
+func (ex *execution) writeAdvised(advised map[string]*judge.AdvisedStrategy) (cleanup func(), err error) {
+	if len(advised) == 0 {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "loadlab-advised-")
+	if err != nil {
+		return nil, fmt.Errorf("experiment: advised strategies: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	files := map[string]string{}
+	for sc, a := range advised {
+		if a.Failed != "" {
+			continue
+		}
+		// The strategy as resolved (probed and advised, or from a file):
+		// the runs read nothing else.
+		data, err := yaml.Marshal(records.StrategyFile{Strategy: a.Strategy})
+		if err == nil {
+			files[sc] = filepath.Join(dir, sc+".yaml")
+			err = os.WriteFile(files[sc], data, 0o644)
+		}
+		if err != nil {
+			cleanup()
+			return nil, fmt.Errorf("experiment: advised strategy for %s: %w", sc, err)
+		}
+	}
+	ex.advisedFiles = files
+	return cleanup, nil
+}
+
+// fromFile takes the advised strategy from a strategy file: its strategy,
+// and the advice it records when loadlab advise wrote it.
+func fromFile(a *judge.AdvisedStrategy, file string) *judge.AdvisedStrategy {
+	s, err := records.LoadStrategyFile(file, pipeline.Lab())
+	if err != nil {
+		a.Failed = err.Error()
+		return a
+	}
+	a.Strategy = records.FileStrategy{Name: design.Advised, RecordsInFlight: s.RecordsInFlight, SharedPermits: s.SharedPermits,
+		Permits: s.Permits, Rates: s.Rates}
+	a.From = file
+	var f struct {
+		Advice advise.Advice `yaml:"advice"`
+	}
+	if data, err := os.ReadFile(file); err == nil && yaml.Unmarshal(data, &f) == nil {
+		a.Advice = f.Advice
+	}
+	return a
+}

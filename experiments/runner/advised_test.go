@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/exptest"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report"
+)
+
+// The strategy "advised" end to end: the runner probes both dependencies
+// on the real mock service under the cell's profile, advises, and runs the
+// advice as a strategy file; the probes and the advice are in the results,
+// and loadlab check recomputes the cells from them.
+func TestAdvisedCellsEndToEnd(t *testing.T) {
+	t.Parallel() // it checks counts and the advice's rules, not speed
+	bin := exptest.BuildLoadlab(t)
+	dir := t.TempDir()
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.AdvisedSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", `rules: paired-v2
+hypotheses:
+  - id: A1
+    claim: The advised strategy gets no write 503s under slow writes.
+    source: test
+    metric: write_rejections
+    cell: {strategy: advised, scenario: slow-write, cpu: cpus-1}
+    op: "=="
+    threshold: 0
+`), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
+	var probed []string
+	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg},
+		heard{advising: func(sc, dep string) { probed = append(probed, sc+"/"+dep) }})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Advised["slow-write"]
+	if a == nil || a.Failed != "" || len(a.Probes) != 2 || strings.Join(probed, ",") != "slow-write/enrichment,slow-write/records" {
+		t.Fatalf("advice %+v; probed %v", a, probed)
+	}
+	t.Logf("advised: %+v; bottleneck %s at %.1f records/s real; knee of records %v", a.Strategy, a.Advice.Bottleneck, a.Advice.RateBound, a.Probes["records"].Knee)
+	rb := a.Probes["records"].RejectionsBeginAt
+	permits := a.Strategy.Permits["records"]
+	if rb == nil || *rb != 13 || permits < 1 || permits >= *rb || a.Strategy.RecordsInFlight < 1 {
+		t.Errorf("records: rejections from %v, permits %d; strategy %+v", rb, permits, a.Strategy)
+	}
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			t.Fatalf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
+		}
+		if run.Cell.Strategy == design.Advised && (run.Client.Params.PermitsFor("records") != permits || run.Metrics["peak_concurrent_writes"] > float64(permits)) {
+			t.Errorf("advised run %d: params %+v, peak writes %v", run.Run, run.Client.Params, run.Metrics["peak_concurrent_writes"])
+		}
+	}
+	if len(res.Verdicts) != 1 || res.Verdicts[0].ValidRuns["advised/slow-write/cpus-1"] != 3 {
+		t.Errorf("verdicts %+v", res.Verdicts)
+	}
+	out := filepath.Join(dir, "out")
+	if err := report.WriteOutputs(out, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := judge.Check(back, *mockCfg); err != nil {
+		t.Errorf("check of the written results: %v", err)
+	}
+}
+
+// advise.file: the advised cells run a strategy file under every scenario,
+// without probing; a file that does not fit the lab's pipeline is refused
+// at load, naming the spec's line and the strategy file's.
+func TestAdvisedFromAFile(t *testing.T) {
+	t.Parallel()
+	bin := exptest.BuildLoadlab(t)
+	dir := t.TempDir()
+	file := exptest.WriteFile(t, dir, "mine.yaml", "strategy:\n  name: mine\n  records_in_flight: 8\n  permits:\n    records: 3\n")
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", strings.Replace(exptest.TinySpec, "[C2, C4]", "[C4, advised]", 1)+"advise:\n  file: "+file+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
+	r := mustNew(t, Config{Spec: spec, Binary: bin, Target: url, MockConfig: *mockCfg},
+		heard{advising: func(sc, dep string) { t.Errorf("probed %s/%s with a strategy file given", sc, dep) }})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Advised["slow-write"]; a == nil || a.From != file || a.Strategy.Permits["records"] != 3 {
+		t.Fatalf("advised %+v", a)
+	}
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			t.Fatalf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
+		}
+		if run.Cell.Strategy == design.Advised && (run.Client.RecordsInFlight != 8 || run.Metrics["peak_concurrent_writes"] > 3) {
+			t.Errorf("advised run %d: %d in flight, peak writes %v", run.Run, run.Client.RecordsInFlight, run.Metrics["peak_concurrent_writes"])
+		}
+	}
+	bad := exptest.WriteFile(t, dir, "bad.yaml", "strategy:\n  name: bad\n  records_in_flight: 8\n  permits:\n    ledger: 3\n")
+	_, err = design.LoadSpec(exptest.WriteFile(t, dir, "spec2.yaml", strings.Replace(exptest.TinySpec, "[C2, C4]", "[C4, advised]", 1)+"advise:\n  file: "+bad+"\n"))
+	if err == nil || !strings.Contains(err.Error(), "spec2.yaml:13: advise.file: ") || !strings.Contains(err.Error(), `bad.yaml:5: strategy.permits.ledger`) {
+		t.Errorf("a strategy file for another pipeline: %v", err)
+	}
+}

@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/mockservice/api"
+)
+
+// Bounds of one run's wall-clock limit: a generous multiple of the time its
+// cell's Little's-law bound allows (with one record in flight where the
+// strategy leaves it to the runtime), plus a fixed allowance for starting.
+const (
+	runLimitFactor = 10
+	runLimitBase   = 30 * time.Second
+)
+
+// runLimit is how long one run of cell c may take in real time before its
+// child is killed and the run fails.
+func (ex *execution) runLimit(c design.Cell, scale float64) time.Duration {
+	spec := ex.cfg.Spec
+	if ex.cfg.RunLimit > 0 {
+		return ex.cfg.RunLimit
+	}
+	if spec.Duration > 0 { // time-bounded: the duration, and a drain as long
+		return runLimitBase + time.Duration(3*float64(spec.Duration)*scale)
+	}
+	labSeconds := plan.ExpectedLabSeconds(spec, ex.cfg.MockConfig, c, judge.AdvisedStrategies(ex.advised))
+	if labSeconds == 0 {
+		return runLimitBase * runLimitFactor
+	}
+	return runLimitBase + time.Duration(runLimitFactor*labSeconds*scale*float64(time.Second))
+}
+
+// runAt runs cell c once, as a CPU-limited child, against the mock service
+// mock running at time scale scale: it waits for the mock service to finish
+// earlier work, resets it with the run's seed, runs the child, waits for
+// quiet again, scrapes, resolves the writes of unknown outcome, and
+// derives the run's metrics and status (judge.Derive).
+func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, c design.Cell, run int) (rec judge.RunRecord) {
+	rec = judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunValid}
+	t0 := time.Now()
+	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
+	fail := func(err error) judge.RunRecord {
+		rec.Status, rec.Reason = judge.RunFailed, err.Error()
+		return rec
+	}
+	quietFor := quietLimit(ex.cfg.MockConfig, scale)
+	if err := ex.prepare(ctx, mock, c, quietFor, &rec); err != nil {
+		return fail(err)
+	}
+	setting, _ := ex.cfg.Spec.CPU(c.CPU)
+	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err != nil {
+		return fail(fmt.Errorf("cpu limit %s: %v", c.CPU, err))
+	}
+	defer lim.Cleanup()
+	rec.Mechanism = lim.Mechanism
+	args := ex.childArgs(mock, c, run, scale)
+	driver, stopProxies, err := ex.phased(ctx, mock, c, scale, &rec, &args)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopProxies()
+	cres, err := ex.child(ctx, args, lim.Env, ex.runLimit(c, scale), driver, stopProxies, &rec)
+	if err != nil {
+		return fail(err)
+	}
+	after := waitQuiet(ctx, mock, quietFor)
+	rec.QuietAfter = &after
+	st, err := mock.Scrape(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("scrape: %v", err))
+	}
+	cres.Server = nil // the runner's own scrape is the record
+	if run != 1 {
+		cres.Timeline = nil // one run per cell keeps its timeline
+	}
+	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
+	unknown := resolveUnknown(ctx, mock, cres)
+	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
+	judge.Derive(&rec, scale)
+	return rec
+}
+
+// prepare gives the mock service the cell's profile and its stations'
+// configured shape, waits for it to finish earlier work (rec's
+// QuietBefore), and resets it with the run's seed.
+func (ex *execution) prepare(ctx context.Context, mock api.Client, c design.Cell, quietFor time.Duration, rec *judge.RunRecord) error {
+	if err := mock.SetProfile(ctx, ex.cfg.Spec.ProfileOf(c.Scenario)); err != nil {
+		return fmt.Errorf("set profile: %v", err)
+	}
+	if ex.cfg.Spec.HasPhased() { // an earlier phased run may have changed them
+		if err := restoreShape(ctx, mock, ex.cfg.MockConfig); err != nil {
+			return fmt.Errorf("restore the stations' settings: %v", err)
+		}
+	}
+	before := waitQuiet(ctx, mock, quietFor)
+	rec.QuietBefore = &before
+	if err := mock.ResetSeed(ctx, rec.Seed); err != nil {
+		return fmt.Errorf("reset: %v", err)
+	}
+	return nil
+}
+
+// childArgs is the loadlab run command line of run run of cell c.
+func (ex *execution) childArgs(mock api.Client, c design.Cell, run int, scale float64) []string {
+	spec := ex.cfg.Spec
+	strategy := []string{"--strategy", c.Strategy}
+	if c.Strategy == design.Advised {
+		strategy = []string{"--strategy-file", ex.advisedFiles[c.Scenario]}
+	}
+	args := []string{"run", "--target", ex.clientTarget(mock), strategy[0], strategy[1],
+		"--records", strconv.Itoa(spec.Records), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
+		"--call-timeout", spec.CallTimeout.String(), "--permit-timeout", spec.PermitTimeout.String(),
+		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
+		"--sample-interval", sampleInterval(scale).String()}
+	if spec.Duration > 0 {
+		args = append(args, "--duration", spec.Duration.String())
+	}
+	return args
+}
+
+// child runs the client process with args and env until it ends or limit
+// passes, the phase driver (if any) beside it, and returns its result. A
+// child that exits 1 (records failed) still gives one.
+func (ex *execution) child(ctx context.Context, args, env []string, limit time.Duration, driver *phaseDriver, stopProxies func(), rec *judge.RunRecord) (records.Result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, ex.cfg.Binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var err error
+	if driver != nil {
+		// The driver's changes end with the phases, which end before the
+		// child does; a child that ended early (failed) stops them.
+		driverCtx, stopDriver := context.WithCancel(runCtx)
+		defer stopDriver()
+		driven := make(chan struct{})
+		go func() { defer close(driven); driver.run(driverCtx) }()
+		err = cmd.Run()
+		if time.Now().Before(driver.real(driver.scen.Total())) {
+			stopDriver()
+		}
+		<-driven
+		stopProxies() // nothing delayed in a proxy reaches the mock service after the quiet wait begins
+		rec.PhaseEvents = driver.Events()
+	} else {
+		err = cmd.Run()
+	}
+	var cres records.Result
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return cres, fmt.Errorf("client: killed at the run's wall-clock limit of %v", limit.Round(time.Second))
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !(errors.As(err, &exitErr) && exitErr.ExitCode() == 1) {
+		return cres, fmt.Errorf("client: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &cres); err != nil {
+		return cres, fmt.Errorf("client output: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return cres, nil
+}
+
+// clientTarget is where the child sends its calls: ClientTarget when set
+// (a proxy in front of the mock service, say), else the mock service.
+func (ex *execution) clientTarget(mock api.Client) string {
+	if ex.cfg.ClientTarget != "" {
+		return ex.cfg.ClientTarget
+	}
+	return mock.BaseURL
+}
+
+const maxTimelineSamples = 600
+
+// downsample keeps at most n evenly spaced samples.
+func downsample(xs []records.Sample, n int) []records.Sample {
+	if len(xs) <= n {
+		return xs
+	}
+	out := make([]records.Sample, 0, n)
+	for i := range n {
+		out = append(out, xs[i*len(xs)/n])
+	}
+	return out
+}
+
+// sampleInterval samples in-flight calls about every 20 lab milliseconds.
+func sampleInterval(scale float64) time.Duration {
+	return max(time.Duration(float64(20*time.Millisecond)*scale), time.Millisecond)
+}

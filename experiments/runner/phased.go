@@ -1,0 +1,193 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// startLead is how far ahead of now a phased run's clock is set to start:
+// time for the child to start, enter its CPU limit and identify the mock
+// service, so that the runner and the child share the start.
+const startLead = 1500 * time.Millisecond
+
+// restartWait bounds the wait for a restarted mock service to answer.
+const restartWait = 30 * time.Second
+
+// phaseDriver makes a phased run's changes at their times.
+type phaseDriver struct {
+	restarter Restarter // nil: a restart fails
+	mock      api.Client
+	scen      design.PhasedScenario
+	scale     float64
+	start     time.Time
+	proxies   *faults.Proxies
+	seed      uint32
+	mu        sync.Mutex
+	events    []judge.PhaseEvent
+}
+
+func (d *phaseDriver) lab(t time.Time) float64 { return t.Sub(d.start).Seconds() / d.scale }
+
+func (d *phaseDriver) real(lab time.Duration) time.Time {
+	return d.start.Add(time.Duration(float64(lab) * d.scale))
+}
+
+// wait sleeps until t or until ctx ends (false).
+func wait(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func (d *phaseDriver) record(phase string, action judge.PhaseAction, scheduled time.Duration, at time.Time, err error, note ...string) {
+	ev := judge.PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now()), Note: strings.Join(note, "")}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	d.mu.Lock()
+	d.events = append(d.events, ev)
+	d.mu.Unlock()
+}
+
+// prepare applies the first phase's settings before the run starts (its
+// faults are the proxies' from their start).
+func (d *phaseDriver) prepare(ctx context.Context) error {
+	return d.set(ctx, 0)
+}
+
+// set sends phase i's settings, if it has any.
+func (d *phaseDriver) set(ctx context.Context, i int) error {
+	ph := d.scen.Phases[i]
+	if len(ph.Set) == 0 {
+		return nil
+	}
+	body, err := ph.PatchBody()
+	if err != nil {
+		return err
+	}
+	return d.mock.PatchConfig(ctx, json.RawMessage(body))
+}
+
+// run makes the changes of phases 1.. at their boundaries, and any
+// restart, until the phases end or ctx does.
+func (d *phaseDriver) run(ctx context.Context) {
+	for i, ph := range d.scen.Phases {
+		at := d.scen.Start(i)
+		if i > 0 {
+			if !wait(ctx, d.real(at)) {
+				return
+			}
+			t := time.Now()
+			if len(ph.Set) > 0 {
+				d.record(ph.Name, judge.ActionSet, at, t, d.set(ctx, i))
+			}
+			if d.proxies != nil {
+				d.record(ph.Name, judge.ActionFaults, at, t, d.proxies.Set(ph.ScaledFaults(d.scale)))
+			}
+		}
+		if rs := ph.Restart; rs != nil {
+			when := at + rs.After
+			if !wait(ctx, d.real(when)) {
+				return
+			}
+			t := time.Now()
+			replayed, err := d.restart(ctx, i, rs.Signal)
+			d.record(ph.Name, judge.RestartAction(rs.Signal), when, t, err, replayed)
+		}
+	}
+}
+
+// restart stops and starts the mock service's process, then gives it the
+// run's seed (at its start), the scenario's profile and every phase's
+// settings up to phase i, in order.
+func (d *phaseDriver) restart(ctx context.Context, i int, signal design.Signal) (replayed string, err error) {
+	if d.restarter == nil {
+		return "", ErrCannotRestart
+	}
+	if replayed, err = d.restarter.Restart(ctx, signal, d.seed); err != nil {
+		return replayed, err
+	}
+	return replayed, d.resume(ctx, i)
+}
+
+// resume gives a restarted mock service the scenario's profile and every
+// phase's settings up to phase i, in order.
+func (d *phaseDriver) resume(ctx context.Context, i int) error {
+	if _, err := d.mock.DiscoverWait(ctx, api.PathEnrich, restartWait); err != nil {
+		return fmt.Errorf("after the restart: %w", err)
+	}
+	if err := d.mock.SetProfile(ctx, d.scen.Profile); err != nil {
+		return fmt.Errorf("after the restart: %w", err)
+	}
+	for j := 0; j <= i; j++ {
+		if err := d.set(ctx, j); err != nil {
+			return fmt.Errorf("after the restart: phase %s: %w", d.scen.Phases[j].Name, err)
+		}
+	}
+	return nil
+}
+
+// Events returns what was done, in order.
+func (d *phaseDriver) Events() []judge.PhaseEvent {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]judge.PhaseEvent(nil), d.events...)
+}
+
+// restoreShape gives both stations back the workers, queue slots and
+// refusal status of the mock service's configuration, which a phased run
+// may have changed.
+func restoreShape(ctx context.Context, mock api.Client, cfg config.Config) error {
+	shape := func(s config.Station) map[string]any {
+		return map[string]any{"workers": s.Workers, "queue": s.Queue, "reject_status": s.RejectStatus}
+	}
+	return mock.PatchConfig(ctx, map[string]any{api.Enrichment: shape(cfg.Enrichment), api.Records: shape(cfg.Records)})
+}
+
+// phased prepares cell c's run when its scenario is phased: the first
+// phase's settings, a fault proxy per dependency when any phase has faults
+// (the child's calls go through them), the child's --phases and a
+// --start-at startLead ahead, and the driver that makes the later phases'
+// changes. For another scenario it does nothing (nil driver).
+func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell, scale float64, rec *judge.RunRecord, args *[]string) (*phaseDriver, func(), error) {
+	scen, ok := ex.cfg.Spec.Phased(c.Scenario)
+	if !ok {
+		return nil, func() {}, nil
+	}
+	d := &phaseDriver{restarter: ex.cfg.Restarter, mock: mock, scen: scen, scale: scale, seed: rec.Seed}
+	rec.Faulted = ex.cfg.Spec.Faulted(c.Scenario)
+	stop := func() {}
+	if scen.HasFaults() {
+		target := ex.clientTarget(mock)
+		p, err := faults.Start(map[string]string{api.Enrichment: target, api.Records: target}, scen.Phases[0].ScaledFaults(scale))
+		if err != nil {
+			return nil, stop, fmt.Errorf("fault proxies: %w", err)
+		}
+		d.proxies, stop = p, sync.OnceFunc(p.Stop)
+		*args = append(*args, "--call-url", api.Enrichment+"="+p.URLs[api.Enrichment]+","+api.Records+"="+p.URLs[api.Records])
+	}
+	if err := d.prepare(ctx); err != nil {
+		stop()
+		return nil, func() {}, fmt.Errorf("phase %s: set: %w", scen.Phases[0].Name, err)
+	}
+	// The schedule keeps the monotonic clock; the child gets the same
+	// instant by the wall clock.
+	d.start = time.Now().Add(startLead)
+	*args = append(*args, "--phases", scen.PhaseArg(), "--start-at", d.start.UTC().Format(time.RFC3339Nano))
+	return d, stop, nil
+}

@@ -1,0 +1,273 @@
+// Package runner runs an experiment's matrix against a mock service: in
+// one machine's order (or one shard's part of it), each client run a
+// CPU-limited child process of the loadlab binary, with the mock service
+// reset to the run's seed before and scraped once quiet after; phased
+// scenarios change the mock service's settings, faults and process as the
+// run goes; before the matrix it calibrates the time scale and probes the
+// dependencies for the strategy "advised". What it measured goes to
+// package judge, which derives each run's status and the verdicts.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// Config is what an experiment runs and against what. It is a value: a
+// Runner keeps its own copy.
+type Config struct {
+	Spec       design.Spec
+	Hypotheses []design.Hypothesis
+	// Lock is the hypotheses' preregistration: under paired-v2 rules a run
+	// of another design is labelled exploratory.
+	Lock design.Lock
+	// Binary is the loadlab executable started for every client run.
+	Binary string
+	// Target is the mock service's base URL (required). Its time scale
+	// must be the experiment's.
+	Target string
+	// ClientTarget, when set, is where the client runs send their calls
+	// instead of Target (a proxy in front of it, say); admin requests, the
+	// scrape and the reconciliation still go to Target.
+	ClientTarget string
+	// AdminToken is the bearer token of the mock service's admin routes.
+	AdminToken string
+	// MockConfig is the mock service's configuration, the source of each
+	// cell's bound and of the wait for quiet; the zero Config means
+	// config.Default().
+	MockConfig config.Config
+	// Wait is how long to wait for the mock service to answer (0: ask once).
+	Wait time.Duration
+	// RunLimit, when > 0, replaces every run's wall-clock limit (by
+	// default a generous multiple of its cell's Little's-law time).
+	RunLimit time.Duration
+	// Calibration is how the time scale's bias is measured.
+	Calibration Calibration
+	// Shard, when set, runs only that part of the matrix
+	// (plan.ShardUnits); the results say which, and are partial until
+	// merged with the others.
+	Shard *plan.Shard
+	// Mocks starts the calibration's mock services (nil: the calibration
+	// is skipped, and says why).
+	Mocks MockStarter
+	// Restarter restarts the target's process (nil: it cannot be, and a
+	// phased scenario with a restart is refused).
+	Restarter Restarter
+}
+
+// Calibration is how the time-scale calibration runs: Runs rounds (0:
+// none) of Strategies (none: DefaultCalibrationStrategies), healthy, at
+// time scale 1 and at the experiment's, on mock services of their own.
+// When a bias exceeds MaxBias (0: judge.DefaultMaxBias) every verdict is
+// inconclusive, unless Accept. Only stops after the calibration: no
+// matrix, no verdicts.
+type Calibration struct {
+	Runs       int
+	Strategies []string
+	MaxBias    float64
+	Accept     bool
+	Only       bool
+}
+
+// Validate names the calibration's first bad field.
+func (c Calibration) Validate() error {
+	switch {
+	case c.Runs < 0:
+		return field.Errorf("runs", "%d must be ≥ 0 (0: no calibration)", c.Runs)
+	case c.MaxBias < 0 || math.IsNaN(c.MaxBias) || math.IsInf(c.MaxBias, 0):
+		return field.Errorf("max_bias", "%v must be ≥ 0 (0: the default, %g)", c.MaxBias, judge.DefaultMaxBias)
+	}
+	for _, name := range c.Strategies {
+		if _, err := records.ParseStrategy(name); err != nil {
+			return field.Errorf("strategies", "%w", err)
+		}
+	}
+	return nil
+}
+
+// MockStarter serves mock services beside the experiment's target.
+type MockStarter interface {
+	// StartMock serves a mock service with cfg until stop is called.
+	StartMock(cfg config.Config) (url string, stop func() error, err error)
+}
+
+// Restarter restarts the target's mock service process.
+type Restarter interface {
+	// Restart stops the process with sig, waits for it to exit, and starts
+	// it again on the same address with seed; replayed is what its store
+	// replayed.
+	Restart(ctx context.Context, sig design.Signal, seed uint32) (replayed string, err error)
+}
+
+// Errors of a mock service unfit for the experiment; nothing is run.
+var (
+	// ErrMismatch: the mock service is not set up as the experiment needs.
+	ErrMismatch = errors.New("experiment: mock service mismatch")
+	// ErrNotMock: the target is not a loadlab mock service; it was asked
+	// nothing but OPTIONS on the enrichment route (it is api.ErrNotMock).
+	ErrNotMock = api.ErrNotMock
+	// ErrAdmin: the mock service refused its admin routes (for want of its
+	// token, say); nothing was run.
+	ErrAdmin = errors.New("experiment: the mock service refused an admin request")
+	// ErrCannotRestart: a scenario restarts the mock service, and the
+	// runner has no Restarter for the one at its target.
+	ErrCannotRestart = errors.New("experiment: the runner cannot restart the mock service")
+)
+
+// Runner executes an experiment. It holds no state between runs: Run may
+// be called again, and each call reports to its Progress.
+type Runner struct {
+	cfg      Config
+	progress Progress
+}
+
+// New returns a runner of cfg reporting to p (nil: to nothing). It refuses
+// a config that cannot run: no target, a matrix that cannot be split as
+// its shard asks, a scenario that restarts a mock service it cannot.
+func New(cfg Config, p Progress) (*Runner, error) {
+	if cfg.Target == "" {
+		return nil, errors.New("experiment: no mock service target")
+	}
+	if err := cfg.Calibration.Validate(); err != nil {
+		return nil, field.Within("calibration", err)
+	}
+	if cfg.MockConfig.Profiles == nil {
+		cfg.MockConfig = config.Default()
+	}
+	if cfg.Shard != nil {
+		if err := plan.CheckShardable(cfg.Spec, *cfg.Shard); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Spec.HasRestarts() && cfg.Restarter == nil {
+		return nil, fmt.Errorf("%w at %s, and a scenario restarts it", ErrCannotRestart, cfg.Target)
+	}
+	if p == nil {
+		p = NoProgress{}
+	}
+	return &Runner{cfg: cfg, progress: p}, nil
+}
+
+// Run checks the mock service, calibrates, advises, executes the matrix
+// and judges the hypotheses. A run that fails is recorded with its reason
+// and the matrix goes on. Interrupted (ctx ends), it returns what was
+// measured, marked partial, with ctx's error.
+func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
+	mock, err := r.checkMock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := r.cfg.Spec
+	res := &judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: r.cfg.Hypotheses,
+		Environment: ReadEnvironment(), Target: r.cfg.Target, Started: time.Now().UTC(), Lock: r.cfg.Lock}
+	ex := &execution{Runner: r, mock: mock}
+	res.Calibration = ex.calibrate(ctx)
+	if r.cfg.Calibration.Only {
+		res.Finished = time.Now().UTC()
+		return res, ctx.Err()
+	}
+	res.Advised = ex.adviseAll(ctx)
+	cleanup, err := ex.writeAdvised(res.Advised)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	units := plan.Units(spec)
+	if r.cfg.Shard != nil {
+		units = plan.ShardUnits(spec, *r.cfg.Shard, r.cfg.MockConfig)
+		res.Shard = &plan.ShardRecord{Shard: *r.cfg.Shard, Units: units}
+	}
+	res.Runs = ex.runUnits(ctx, units)
+	res.Finished = time.Now().UTC()
+	res.Cells = judge.Summaries(spec, res.Runs, r.cfg.MockConfig, res.Advised)
+	res.Verdicts = judge.Rejudge(res)
+	if err := ctx.Err(); err != nil {
+		// Interrupted: what was measured stands, over the completed runs,
+		// and says it is partial.
+		res.Partial = fmt.Sprintf("interrupted after %d of %d runs", len(res.Runs), len(units))
+		return res, err
+	}
+	return res, nil
+}
+
+// checkMock asks the target whether it is a loadlab mock service at the
+// experiment's time scale whose admin routes answer.
+func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
+	mock := api.Client{BaseURL: r.cfg.Target, Token: r.cfg.AdminToken}
+	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.cfg.Wait)
+	switch {
+	case err != nil:
+		return mock, fmt.Errorf("experiment: %w", err)
+	case id == nil:
+		return mock, fmt.Errorf("experiment: %s: %w", r.cfg.Target, ErrNotMock)
+	}
+	// A mock service at another time scale would make every figure wrong.
+	if id.TimeScale != r.cfg.Spec.TimeScale {
+		return mock, fmt.Errorf("%w: the mock service runs at time scale %g, the experiment at %g", ErrMismatch, id.TimeScale, r.cfg.Spec.TimeScale)
+	}
+	// Its admin routes must answer before the first run, not fail every run.
+	if err := mock.Reset(ctx); err != nil {
+		return mock, fmt.Errorf("%w: %v", ErrAdmin, err)
+	}
+	return mock, nil
+}
+
+// execution is one Run's state: the mock service it runs against and the
+// advised strategies' files.
+type execution struct {
+	*Runner
+	mock api.Client
+	// advised is the strategy "advised" per scenario; advisedFiles their
+	// strategy files for the runs' --strategy-file.
+	advised      map[string]*judge.AdvisedStrategy
+	advisedFiles map[string]string
+}
+
+// runUnits runs the units in order, round-robin over a cell's repetitions
+// so that slow drift in the machine spreads over cells instead of biasing
+// one, until they end or ctx does.
+func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) []judge.RunRecord {
+	var runs []judge.RunRecord
+	start := time.Now()
+	for i, u := range units {
+		if ctx.Err() != nil {
+			break
+		}
+		ex.progress.RunStarting(u, i, len(units), time.Since(start))
+		rec := ex.runOne(ctx, u.Cell, u.Run)
+		if ctx.Err() != nil {
+			break // the run was cut short by the interruption: not a result
+		}
+		runs = append(runs, rec)
+		ex.progress.RunDone(rec, i+1, len(units), time.Since(start))
+	}
+	return runs
+}
+
+// runOne runs cell c once against the experiment's mock service, with the
+// mock service's seed for run run.
+func (ex *execution) runOne(ctx context.Context, c design.Cell, run int) judge.RunRecord {
+	if c.Strategy == design.Advised {
+		failed := func(why string) judge.RunRecord {
+			return judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunFailed, Reason: why}
+		}
+		switch a := ex.advised[c.Scenario]; {
+		case a == nil:
+			return failed("no advice: the probes did not run")
+		case a.Failed != "":
+			return failed("no advice: " + a.Failed)
+		}
+	}
+	return ex.runAt(ctx, ex.mock, ex.cfg.Spec.TimeScale, c, run)
+}
