@@ -62,6 +62,9 @@ func (a AIMD) start() int { return a.Initial }
 
 func (a AIMD) rule() rule { return aimdRule(a) }
 
+// usesRTT: the AIMD rule reads drops and calls in flight, not times.
+func (a AIMD) usesRTT() bool { return false }
+
 type aimdRule AIMD
 
 func (r aimdRule) next(limit int, o Outcome) int { return AIMD(r).Update(limit, o.InFlight, o.Dropped) }
@@ -72,6 +75,8 @@ type Algorithm interface {
 	Validate() error
 	start() int
 	rule() rule
+	// usesRTT reports whether the rule reads the outcomes' RTT.
+	usesRTT() bool
 }
 
 // rule is an algorithm's running state: the next limit after each call.
@@ -86,7 +91,8 @@ type Outcome struct {
 	// Dropped: it was rejected (503/429) or timed out.
 	Dropped bool
 	// RTT is the time from the request written to the first response
-	// byte (for a call that did no HTTP, the call's time); 0 for a drop.
+	// byte when the algorithm uses it (for a call that did no HTTP, and
+	// for an algorithm that does not, the call's time); 0 for a drop.
 	RTT time.Duration
 }
 
@@ -94,8 +100,11 @@ type Outcome struct {
 // a pool of permits whose size changes. Callers wait first come, first
 // served; when the limit falls below the calls in flight, no caller is let
 // in until enough have ended. It is safe for concurrent use. Make one with
-// NewAdaptive and give it to a Config; a budget reports each call's outcome
-// to it when the call ends.
+// NewAdaptive and give it to a Config as its Limiter; a budget reports each
+// call's outcome to it when the call ends, and its limit is the budget's
+// gauge loadlab_client_limit. Given to several budgets, it is one limit
+// that all their calls move. The zero Adaptive cannot be used: a Config
+// holding it fails validation.
 type Adaptive struct {
 	alg  Algorithm
 	rule rule
@@ -104,8 +113,8 @@ type Adaptive struct {
 	limit   int
 	inUse   int
 	waiters []chan struct{} // FIFO; a closed channel is a granted permit
-	// onChange, when set, is told each new limit (a gauge).
-	onChange func(int)
+	// watchers are told each new limit (the gauges of the budgets given it).
+	watchers []func(int)
 }
 
 // NewAdaptive returns an adaptive limit run by alg (an AIMD or a Vegas),
@@ -132,13 +141,25 @@ func (a *Adaptive) InUse() int {
 	return a.inUse
 }
 
-// watch sets f to be told every new limit, and the current one now.
+func (a *Adaptive) validate() error {
+	if a == nil || a.alg == nil {
+		return errors.New("adaptive: an Adaptive with no algorithm (make one with NewAdaptive)")
+	}
+	if err := a.alg.Validate(); err != nil {
+		return fmt.Errorf("adaptive: %w (make it with NewAdaptive)", err)
+	}
+	return nil
+}
+
+func (a *Adaptive) timesRTT() bool { return a.alg.usesRTT() }
+
+// watch adds f to be told every new limit, and tells it the current one
+// now. f runs with the limit's lock held: it must not call back into a.
 func (a *Adaptive) watch(f func(int)) {
 	a.mu.Lock()
-	a.onChange = f
-	limit := a.limit
-	a.mu.Unlock()
-	f(limit)
+	defer a.mu.Unlock()
+	a.watchers = append(a.watchers, f)
+	f(a.limit)
 }
 
 // acquire waits for a permit under the current limit until ctx ends; it
@@ -192,8 +213,8 @@ func (a *Adaptive) release(o Outcome, judged bool) {
 	if judged {
 		if next := a.rule.next(a.limit, o); next != a.limit {
 			a.limit = next
-			if a.onChange != nil {
-				a.onChange(next)
+			for _, f := range a.watchers {
+				f(next)
 			}
 		}
 	}
@@ -208,20 +229,4 @@ func (a *Adaptive) grantLocked() {
 		close(a.waiters[0])
 		a.waiters = a.waiters[1:]
 	}
-}
-
-// checkAdaptive validates a Config's adaptive limit against its other
-// fields: an adaptive budget takes its permits from the adaptive limit
-// alone.
-func (c Config) checkAdaptive() error {
-	switch {
-	case c.Adaptive == nil:
-		return nil
-	case c.Limit != NoLimit || c.Pool != nil:
-		return errors.New("adaptive: give no limit and no pool with an adaptive limit")
-	}
-	if err := c.Adaptive.alg.Validate(); err != nil {
-		return fmt.Errorf("adaptive: %w (make it with NewAdaptive)", err)
-	}
-	return nil
 }

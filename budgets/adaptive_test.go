@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -71,13 +72,13 @@ func TestAdaptiveBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics(nil)
-	b, err := New("records", Config{Limit: NoLimit, Adaptive: ad, PermitTimeout: time.Second, CallTimeout: 50 * time.Millisecond}, m)
+	b, err := New("records", Config{Limiter: ad, PermitTimeout: time.Second, CallTimeout: 50 * time.Millisecond}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New("x", Config{Limit: 3, Adaptive: ad, PermitTimeout: time.Second, CallTimeout: time.Second}, m); err == nil ||
-		!strings.Contains(err.Error(), "adaptive: give no limit and no pool") {
-		t.Errorf("a limit beside an adaptive one: %v", err)
+	if _, err := New("x", Config{Limiter: &Adaptive{}, PermitTimeout: time.Second, CallTimeout: time.Second}, m); err == nil ||
+		!strings.Contains(err.Error(), "adaptive: an Adaptive with no algorithm") {
+		t.Errorf("the zero Adaptive: %v", err)
 	}
 	// Two calls hold both permits; a third waits until one ends.
 	release := make(chan struct{})
@@ -113,7 +114,7 @@ func TestAdaptiveBudget(t *testing.T) {
 	}
 	// One call at a time, on a fresh limit of 2 (each sent with 1 in flight).
 	ad, _ = NewAdaptive(AIMD{Initial: 2, Floor: 1, Ceiling: 4, Backoff: 0.5})
-	b, _ = New("records", Config{Limit: NoLimit, Adaptive: ad, PermitTimeout: time.Second, CallTimeout: 50 * time.Millisecond}, m)
+	b, _ = New("records", Config{Limiter: ad, PermitTimeout: time.Second, CallTimeout: 50 * time.Millisecond}, m)
 	status := func(code int) Call { return func(context.Context) (int, error) { return code, nil } }
 	timeout := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
 	for i, step := range []struct {
@@ -151,7 +152,7 @@ func TestAdaptiveBudget(t *testing.T) {
 func TestAdaptiveWaitersLeave(t *testing.T) {
 	ad, _ := NewAdaptive(AIMD{Initial: 1, Floor: 1, Ceiling: 1, Backoff: 0.9})
 	m := NewMetrics(nil)
-	b, err := New("e", Config{Limit: NoLimit, Adaptive: ad, PermitTimeout: 20 * time.Millisecond, CallTimeout: time.Second}, m)
+	b, err := New("e", Config{Limiter: ad, PermitTimeout: 20 * time.Millisecond, CallTimeout: time.Second}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,5 +172,44 @@ func TestAdaptiveWaitersLeave(t *testing.T) {
 	wg.Wait()
 	if ad.InUse() != 0 || len(ad.waiters) != 0 {
 		t.Errorf("in use %d, waiters %d", ad.InUse(), len(ad.waiters))
+	}
+}
+
+// Only a limit that moves has the gauge loadlab_client_limit: a budget with
+// a pool of its own, a shared pool or no limiter has no series of it. An
+// Adaptive given to two budgets is one limit, and both their gauges follow
+// it.
+func TestLimitGaugeOnlyForMovingLimits(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	ok := func(context.Context) (int, error) { return 200, nil }
+	for name, lim := range map[string]Limiter{"fixed": Fixed(3), "pool": NewPool(2), "none": nil} {
+		b, err := New(name, Config{Limiter: lim, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Do(context.Background(), name, ok)
+	}
+	ad, err := NewAdaptive(AIMD{Initial: 4, Floor: 1, Ceiling: 4, Backoff: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared []*Budget
+	for _, name := range []string{"a1", "a2"} {
+		b, err := New(name, Config{Limiter: ad, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, b)
+	}
+	shared[0].Do(context.Background(), "a1", func(context.Context) (int, error) { return 503, nil }) // ⌊4 × 0.5⌋
+	want := `
+# HELP loadlab_client_limit The adaptive concurrency limit now, per dependency with one (strategy C5).
+# TYPE loadlab_client_limit gauge
+loadlab_client_limit{dependency="a1"} 2
+loadlab_client_limit{dependency="a2"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadlab_client_limit"); err != nil {
+		t.Error(err)
 	}
 }

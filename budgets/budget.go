@@ -1,15 +1,18 @@
 // Package budgets guards outbound calls with per-dependency budgets: a
-// concurrency limit (permits), an optional rate limit, and two separate
-// deadlines — how long a caller may wait before its call (for a rate token,
-// then a permit: one permit timeout bounds both), and how long the call
-// itself may take, counted only from the moment the permit is held, so local
-// queueing never eats the call's time. No permit is held while waiting for a
-// token.
+// concurrency limit (a Limiter's permits), an optional rate limit, and two
+// separate deadlines — how long a caller may wait before its call (for a
+// rate token, then a permit: one permit timeout bounds both), and how long
+// the call itself may take, counted only from the moment the permit is
+// held, so local queueing never eats the call's time. No permit is held
+// while waiting for a token.
 //
-// Every call ends in exactly one Class and is recorded, with its waits and
-// latency, in the Metrics of the dependency it went to. One Budget may guard
-// several dependencies; several budgets may draw from one Pool of permits,
-// each with its own rate limit. Metrics stay per dependency.
+// A Config says the whole of a budget, and New fixes it: a budget does not
+// change once made. Every call ends in exactly one Class, judged by the
+// Config's statuses, and is recorded, with its waits and latency, in the
+// Metrics of the dependency it went to. One Budget may guard several
+// dependencies; several budgets may draw from one Pool of permits, each
+// with its own rate limit; an Adaptive limit moves with its calls'
+// outcomes. Metrics stay per dependency.
 package budgets
 
 import (
@@ -29,9 +32,10 @@ import (
 type Class string
 
 const (
-	// OK: the dependency answered 2xx.
+	// OK: the dependency answered with a success status (by default 2xx).
 	OK Class = "ok"
-	// Rejected: the dependency refused at its door (HTTP 503 or 429).
+	// Rejected: the dependency refused at its door: a rejection status (by
+	// default HTTP 503 or 429).
 	Rejected Class = "rejected"
 	// CallTimeout: the call took longer than the call timeout.
 	CallTimeout Class = "call_timeout"
@@ -53,29 +57,18 @@ var Classes = []Class{OK, Rejected, CallTimeout, PermitTimeout, RateTimeout, Err
 
 // Defaults for a Config.
 const (
-	// NoLimit as a Config's Limit: no concurrency limit of the budget's own
-	// (with a rate, the budget limits the rate alone; with a Pool, the
-	// pool's permits apply; with neither, use Unlimited).
-	NoLimit              = 0
 	DefaultPermitTimeout = 10 * time.Second
 	DefaultCallTimeout   = 2 * time.Second
 )
 
-// Config is one budget's shape.
+// Config is one budget's shape. The zero Config is not valid (it has no
+// call timeout); one with only a CallTimeout is a budget that limits
+// nothing but the call's time, and still records every call.
 type Config struct {
-	// Limit is how many calls may be in flight at once (≥ 1), in a pool of
-	// the budget's own; or NoLimit for a budget that only limits the rate or
-	// draws from Pool.
-	Limit int `json:"limit" yaml:"limit"`
-	// Pool, when set, is the pool of permits the budget draws from, shared
-	// with every other budget given the same Pool; Limit must then be
-	// NoLimit. Nil: the budget's permits are Limit's.
-	Pool *Pool `json:"-" yaml:"-"`
-	// Adaptive, when set, is an adaptive limit the budget's permits come
-	// from (Limit NoLimit, no Pool): it moves after every call of the
-	// budget (strategy C5). Its current limit is the gauge
-	// loadlab_client_limit.
-	Adaptive *Adaptive `json:"-" yaml:"-"`
+	// Limiter is the budget's concurrency limit: Fixed(n) for n permits of
+	// its own, a *Pool from NewPool shared with other budgets, or an
+	// *Adaptive from NewAdaptive. Nil: no concurrency limit.
+	Limiter Limiter `json:"-" yaml:"-"`
 	// Rate caps calls started per second by this budget; 0 means no rate
 	// limit. A budget drawing from a shared Pool keeps its own rate.
 	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
@@ -83,31 +76,38 @@ type Config struct {
 	// 0 means 1).
 	Burst int `json:"burst,omitempty" yaml:"burst,omitempty"`
 	// PermitTimeout is how long a caller may wait before its call, for a
-	// rate token and a permit together (> 0).
+	// rate token and a permit together: > 0 when the budget has a Limiter
+	// or a Rate; with neither no caller waits, and it may be 0.
 	PermitTimeout time.Duration `json:"permit_timeout" yaml:"permit_timeout"`
 	// CallTimeout is how long the call may take once the permit is held (> 0).
 	CallTimeout time.Duration `json:"call_timeout" yaml:"call_timeout"`
+	// Success and Rejection are the HTTP statuses judged OK and Rejected;
+	// every other status is an Error. A nil Success keeps the default
+	// judging (2xx OK; 503 and 429 Rejected), and Rejection must then be
+	// nil too. New keeps copies of both.
+	Success   []int `json:"success,omitempty" yaml:"success,omitempty"`
+	Rejection []int `json:"rejection,omitempty" yaml:"rejection,omitempty"`
 }
 
 // Validate names the first bad field.
 func (c Config) Validate() error {
+	if c.Limiter != nil {
+		if err := c.Limiter.validate(); err != nil {
+			return err
+		}
+	}
+	waits := c.Limiter != nil || c.Rate > 0
 	switch {
-	case c.Pool != nil && c.Limit != NoLimit:
-		return fmt.Errorf("limit: %d must be %d (NoLimit) with a pool, whose permits replace it", c.Limit, NoLimit)
-	case c.Pool != nil && c.Pool.sem == nil:
-		return errors.New("pool: the zero Pool holds no permits; make one with NewPool")
-	case c.checkAdaptive() != nil:
-		return c.checkAdaptive()
-	case c.Limit < 0 || c.Limit == NoLimit && c.Rate == 0 && c.Pool == nil && c.Adaptive == nil:
-		return fmt.Errorf("limit: %d must be ≥ 1 (or %d with a rate or a pool)", c.Limit, NoLimit)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate: %v must be ≥ 0 and finite", c.Rate)
 	case c.Burst < 0:
 		return fmt.Errorf("burst: %d must be ≥ 0", c.Burst)
-	case c.PermitTimeout <= 0:
-		return fmt.Errorf("permit_timeout: %v must be > 0", c.PermitTimeout)
+	case c.PermitTimeout < 0 || c.PermitTimeout == 0 && waits:
+		return fmt.Errorf("permit_timeout: %v must be > 0 (or 0 with no limiter and no rate)", c.PermitTimeout)
 	case c.CallTimeout <= 0:
 		return fmt.Errorf("call_timeout: %v must be > 0", c.CallTimeout)
+	case c.Success == nil && c.Rejection != nil:
+		return fmt.Errorf("rejection: %v needs success statuses too (with none, the default judging applies)", c.Rejection)
 	}
 	return nil
 }
@@ -127,8 +127,8 @@ type Result struct {
 	// Latency is the time of the call itself (zero when it was never made).
 	Latency time.Duration
 	Err     error
-	// inFlight is the calls in flight under an adaptive limit once this
-	// one held its permit (itself included), for the limit's update.
+	// inFlight is the permits held under the budget's limiter once this
+	// call held its own (itself included), for an adaptive limit's update.
 	inFlight int
 }
 
@@ -136,22 +136,18 @@ type Result struct {
 // timeout and returns the HTTP status it received, or an error.
 type Call func(ctx context.Context) (status int, err error)
 
-// Budget guards calls with permits, an optional rate limit and the two
-// deadlines. It is safe for concurrent use.
+// Budget guards calls with its Config's limiter, rate limit and deadlines.
+// It is safe for concurrent use.
 type Budget struct {
 	name    string
 	cfg     Config
-	pool    *Pool         // nil: no concurrency limit (or an adaptive one)
-	adapt   *Adaptive     // nil: no adaptive limit
-	limiter *rate.Limiter // nil: no rate limit
-	// success and rejection, when success is not nil, replace the default
-	// judging of answers (Statuses).
-	success, rejection []int
-	metrics            *Metrics
+	tokens  *rate.Limiter // nil: no rate limit
+	metrics *Metrics
 }
 
-// New returns a budget named name (for errors and logs) with cfg, recording
-// into m. It returns an error naming the bad field of an invalid cfg.
+// New returns a budget named name (for errors, logs and the gauge of a
+// moving limit) with cfg, recording into m. It returns an error naming the
+// bad field of an invalid cfg.
 func New(name string, cfg Config, m *Metrics) (*Budget, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("budgets: %s: %w", name, err)
@@ -159,59 +155,35 @@ func New(name string, cfg Config, m *Metrics) (*Budget, error) {
 	if m == nil {
 		return nil, errors.New("budgets: " + name + ": nil metrics")
 	}
-	b := &Budget{name: name, cfg: cfg, pool: cfg.Pool, adapt: cfg.Adaptive, metrics: m}
-	if b.adapt != nil {
-		g := m.limit.WithLabelValues(name)
-		b.adapt.watch(func(n int) { g.Set(float64(n)) })
-	}
-	if cfg.Limit != NoLimit {
-		b.pool = NewPool(cfg.Limit)
-	}
+	cfg.Success, cfg.Rejection = slices.Clone(cfg.Success), slices.Clone(cfg.Rejection)
+	b := &Budget{name: name, cfg: cfg, metrics: m}
 	if cfg.Rate > 0 {
-		b.limiter = rate.NewLimiter(rate.Limit(cfg.Rate), max(cfg.Burst, 1))
+		b.tokens = rate.NewLimiter(rate.Limit(cfg.Rate), max(cfg.Burst, 1))
+	}
+	if cfg.Limiter != nil {
+		// Only a limit that moves has the gauge: watch never calls back
+		// for a fixed one, so its series never exists.
+		cfg.Limiter.watch(func(n int) { m.limit.WithLabelValues(name).Set(float64(n)) })
 	}
 	return b, nil
 }
 
-// Unlimited returns a budget with no permits and no rate limit: only the call
-// timeout applies. It is what "no dependency limiter" means, and still
-// records every call in m.
-func Unlimited(name string, callTimeout time.Duration, m *Metrics) (*Budget, error) {
-	if callTimeout <= 0 {
-		return nil, fmt.Errorf("budgets: %s: call_timeout: %v must be > 0", name, callTimeout)
-	}
-	if m == nil {
-		return nil, errors.New("budgets: " + name + ": nil metrics")
-	}
-	return &Budget{name: name, cfg: Config{CallTimeout: callTimeout}, metrics: m}, nil
-}
-
-// Statuses makes the budget judge answers by the given statuses instead of
-// the default (2xx OK; 503 and 429 Rejected; any other an Error): success
-// and rejection list the statuses that are OK and Rejected, every other is
-// an Error. Call it before the budget's first call. It returns b.
-func (b *Budget) Statuses(success, rejection []int) *Budget {
-	b.success, b.rejection = slices.Clone(success), slices.Clone(rejection)
-	if b.success == nil {
-		b.success = []int{}
-	}
-	return b
-}
-
-// Adaptive returns the budget's adaptive limit (nil: none).
-func (b *Budget) Adaptive() *Adaptive { return b.adapt }
-
 // Name returns the budget's name.
 func (b *Budget) Name() string { return b.name }
 
-// Config returns the budget's configuration as given (Limit NoLimit for
-// Unlimited).
-func (b *Budget) Config() Config { return b.cfg }
+// Config returns the budget's configuration as given (its status lists
+// copied).
+func (b *Budget) Config() Config {
+	c := b.cfg
+	c.Success, c.Rejection = slices.Clone(c.Success), slices.Clone(c.Rejection)
+	return c
+}
 
 // Do waits for a rate token (when the budget has a rate limit), then for a
-// permit (when it has permits), then runs call with the call timeout,
-// counted from when the permit is held; the permit is released when call
-// returns. No permit is held while waiting for a token.
+// permit (when it has a limiter), then runs call with the call timeout,
+// counted from when the permit is held; the permit is released, with the
+// call's outcome, when call returns. No permit is held while waiting for a
+// token.
 //
 // The permit timeout bounds both waits together: one deadline, set when Do
 // is called. A caller that cannot have a token before the deadline waits
@@ -220,8 +192,8 @@ func (b *Budget) Config() Config { return b.cfg }
 // spent (it counted against the rate though no call was made). Either way
 // the call is never made. If ctx ends first, Do returns class Error with
 // ctx's error, holds no permit and gives back a token it was waiting for.
-// The result, with the real time of each wait, is recorded under
-// dependency.
+// A call made while ctx ended does not move an adaptive limit. The result,
+// with the real time of each wait, is recorded under dependency.
 func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	d := b.metrics.dependency(dependency)
 	var res Result
@@ -236,8 +208,8 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	}
 	d.start()
 	callCtx, cancel := context.WithTimeout(ctx, b.cfg.CallTimeout)
-	var rtt *rttTrace
-	if b.adapt != nil {
+	var rtt *rttTrace // nil: the outcome's RTT is the call's time
+	if lim := b.cfg.Limiter; lim != nil && lim.timesRTT() {
 		rtt = &rttTrace{}
 		callCtx = httptrace.WithClientTrace(callCtx, rtt.trace())
 	}
@@ -248,18 +220,15 @@ func (b *Budget) Do(ctx context.Context, dependency string, call Call) Result {
 	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	d.end()
-	if b.pool != nil {
-		b.pool.release()
-	}
 	res.Class, res.Status, res.Latency, res.Err = b.classify(status, err, timedOut), status, latency, err
-	if b.adapt != nil {
+	if lim := b.cfg.Limiter; lim != nil {
 		// Rejections and call timeouts are drops; an interrupted run's
 		// calls do not move the limit.
 		o := Outcome{InFlight: res.inFlight, Dropped: res.Class == Rejected || res.Class == CallTimeout}
 		if !o.Dropped {
 			o.RTT = rtt.get(latency)
 		}
-		b.adapt.release(o, ctx.Err() == nil)
+		lim.release(o, ctx.Err() == nil)
 	}
 	d.record(res, reached)
 	return res
@@ -274,14 +243,14 @@ type stages struct{ rate, permit bool }
 // Do turns an ended ctx into Error).
 func (b *Budget) acquire(ctx context.Context, d *depMetrics, res *Result) (stages, error) {
 	var reached stages
-	if b.pool == nil && b.limiter == nil && b.adapt == nil {
+	if b.cfg.Limiter == nil && b.tokens == nil {
 		return reached, nil
 	}
 	d.waiting(1)
 	defer d.waiting(-1)
 	start := time.Now()
 	deadline := start.Add(b.cfg.PermitTimeout)
-	if b.limiter != nil {
+	if b.tokens != nil {
 		reached.rate = true
 		err := b.token(ctx, deadline)
 		res.RateWait = time.Since(start)
@@ -290,16 +259,12 @@ func (b *Budget) acquire(ctx context.Context, d *depMetrics, res *Result) (stage
 			return reached, fmt.Errorf("budgets: %s: no rate token within %v: %w", b.name, b.cfg.PermitTimeout, err)
 		}
 	}
-	if b.pool != nil || b.adapt != nil {
+	if b.cfg.Limiter != nil {
 		reached.permit = true
 		permitStart := time.Now()
 		pctx, cancel := context.WithDeadline(ctx, deadline)
 		var err error
-		if b.adapt != nil {
-			res.inFlight, err = b.adapt.acquire(pctx)
-		} else {
-			err = b.pool.acquire(pctx)
-		}
+		res.inFlight, err = b.cfg.Limiter.acquire(pctx)
 		cancel()
 		res.PermitWait = time.Since(permitStart)
 		if err != nil {
@@ -321,7 +286,7 @@ var errNoToken = errors.New("next token after the deadline")
 // the token it was waiting for and returns ctx.Err().
 func (b *Budget) token(ctx context.Context, deadline time.Time) error {
 	now := time.Now()
-	r := b.limiter.ReserveN(now, 1) // always OK: 1 ≤ burst
+	r := b.tokens.ReserveN(now, 1) // always OK: 1 ≤ burst
 	delay := r.DelayFrom(now)
 	if delay == 0 {
 		return nil
@@ -353,11 +318,11 @@ func (b *Budget) classify(status int, err error, timedOut bool) Class {
 		return CallTimeout
 	case err != nil:
 		return Error
-	case b.success != nil:
+	case b.cfg.Success != nil:
 		switch {
-		case slices.Contains(b.success, status):
+		case slices.Contains(b.cfg.Success, status):
 			return OK
-		case slices.Contains(b.rejection, status):
+		case slices.Contains(b.cfg.Rejection, status):
 			return Rejected
 		}
 		return Error

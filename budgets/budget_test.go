@@ -3,6 +3,7 @@ package budgets
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -42,7 +43,7 @@ func block(release <-chan struct{}) Call {
 func TestClassOfEveryCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
-		b, err := New("b", Config{Limit: 1, PermitTimeout: 50 * time.Millisecond, CallTimeout: 50 * time.Millisecond}, m)
+		b, err := New("b", Config{Limiter: Fixed(1), PermitTimeout: 50 * time.Millisecond, CallTimeout: 50 * time.Millisecond}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestClassOfEveryCall(t *testing.T) {
 func TestPermitTimeoutIsNotACallTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
-		b, err := New("b", Config{Limit: 1, PermitTimeout: 30 * time.Millisecond, CallTimeout: time.Second}, m)
+		b, err := New("b", Config{Limiter: Fixed(1), PermitTimeout: 30 * time.Millisecond, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestPermitTimeoutIsNotACallTimeout(t *testing.T) {
 func TestCallTimeoutStartsAfterThePermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
-		b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: 150 * time.Millisecond}, m)
+		b, err := New("b", Config{Limiter: Fixed(1), PermitTimeout: time.Second, CallTimeout: 150 * time.Millisecond}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func TestCallTimeoutStartsAfterThePermit(t *testing.T) {
 func TestLimitCapsCallsInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, reg := newMetrics(t)
-		b, err := New("b", Config{Limit: 3, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, m)
+		b, err := New("b", Config{Limiter: Fixed(3), PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ loadlab_client_calls_in_flight{dependency="dep"} 0
 // The budgets' metrics pass the metrics linter.
 func TestMetricsAreLintClean(t *testing.T) {
 	m, reg := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, Rate: 100, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	b, err := New("b", Config{Limiter: Fixed(1), Rate: 100, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestMetricsAreLintClean(t *testing.T) {
 // A shared budget caps the sum over dependencies, not each one.
 func TestSharedBudgetCountsPerDependency(t *testing.T) {
 	m, _ := newMetrics(t)
-	b, err := New("shared", Config{Limit: 2, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	b, err := New("shared", Config{Limiter: Fixed(2), PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestRateTimeoutWaitsOutThePermitTimeout(t *testing.T) {
 		m, _ := newMetrics(t)
 		// Plenty of permits, but 5 calls/s with a burst of 1: after the first
 		// call the next token is 200 ms away, beyond the 60 ms permit timeout.
-		b, err := New("b", Config{Limit: 100, Rate: 5, Burst: 1, PermitTimeout: 60 * time.Millisecond, CallTimeout: time.Second}, m)
+		b, err := New("b", Config{Limiter: Fixed(100), Rate: 5, Burst: 1, PermitTimeout: 60 * time.Millisecond, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestRateTimeoutWaitsOutThePermitTimeout(t *testing.T) {
 		}
 		// With a token in reach, the caller waits for it: 20/s is a token
 		// every 50 ms.
-		b2, err := New("b2", Config{Limit: 100, Rate: 20, Burst: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		b2, err := New("b2", Config{Limiter: Fixed(100), Rate: 20, Burst: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +269,7 @@ func TestRateTimeoutWaitsOutThePermitTimeout(t *testing.T) {
 func TestCancelledWhileWaitingForAToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
-		b, err := New("b", Config{Limit: 1, Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		b, err := New("b", Config{Limiter: Fixed(1), Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,11 +292,11 @@ func TestNoPermitHeldWhileWaitingForAToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
 		pool := NewPool(1)
-		slow, err := New("slow", Config{Pool: pool, Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		slow, err := New("slow", Config{Limiter: pool, Rate: 1, Burst: 1, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		free, err := New("free", Config{Pool: pool, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
+		free, err := New("free", Config{Limiter: pool, PermitTimeout: 5 * time.Second, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,11 +319,11 @@ func TestNoPermitHeldWhileWaitingForAToken(t *testing.T) {
 	})
 }
 
-// NoLimit with a rate limits the rate alone: calls in flight are not capped.
+// No limiter with a rate limits the rate alone: calls in flight are not capped.
 func TestRateOnlyBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
-		b, err := New("b", Config{Limit: NoLimit, Rate: 1000, Burst: 10, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+		b, err := New("b", Config{Rate: 1000, Burst: 10, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +343,7 @@ func TestRateOnlyBudget(t *testing.T) {
 
 func TestCallerCancellationIsAnError(t *testing.T) {
 	m, _ := newMetrics(t)
-	b, err := New("b", Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}, m)
+	b, err := New("b", Config{Limiter: Fixed(1), PermitTimeout: time.Second, CallTimeout: time.Second}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,19 +360,28 @@ func TestCallerCancellationIsAnError(t *testing.T) {
 
 func TestConfigValidationNamesTheField(t *testing.T) {
 	m, _ := newMetrics(t)
-	ok := Config{Limit: 1, PermitTimeout: time.Second, CallTimeout: time.Second}
+	ok := Config{Limiter: Fixed(1), PermitTimeout: time.Second, CallTimeout: time.Second}
 	tests := []struct {
 		name   string
 		change func(*Config)
 		want   string
 	}{
-		{"zero limit", func(c *Config) { c.Limit = 0 }, "limit:"},
+		{"zero limit", func(c *Config) { c.Limiter = Fixed(0) }, "limit: 0 must be ≥ 1"},
+		{"negative limit", func(c *Config) { c.Limiter = Fixed(-2) }, "limit: -2 must be ≥ 1"},
+		{"the zero pool", func(c *Config) { c.Limiter = &Pool{} }, "limit: 0 must be ≥ 1"},
+		{"a nil pool", func(c *Config) { c.Limiter = (*Pool)(nil) }, "limit: a nil *Pool"},
+		{"the zero adaptive", func(c *Config) { c.Limiter = &Adaptive{} }, "adaptive: an Adaptive with no algorithm"},
+		{"a nil adaptive", func(c *Config) { c.Limiter = (*Adaptive)(nil) }, "adaptive: an Adaptive with no algorithm"},
+		{"an invalid algorithm", func(c *Config) { c.Limiter = &Adaptive{alg: AIMD{}} }, "adaptive: floor: 0 must be ≥ 1"},
 		{"negative rate", func(c *Config) { c.Rate = -1 }, "rate:"},
+		{"NaN rate", func(c *Config) { c.Rate = math.NaN() }, "rate:"},
 		{"zero permit timeout", func(c *Config) { c.PermitTimeout = 0 }, "permit_timeout:"},
+		{"zero permit timeout with a rate alone", func(c *Config) { c.Limiter, c.Rate, c.PermitTimeout = nil, 1, 0 }, "permit_timeout:"},
+		{"negative permit timeout, no waits", func(c *Config) { c.Limiter, c.PermitTimeout = nil, -time.Second }, "permit_timeout:"},
 		{"negative call timeout", func(c *Config) { c.CallTimeout = -time.Second }, "call_timeout:"},
+		{"zero call timeout, no waits", func(c *Config) { c.Limiter, c.CallTimeout = nil, 0 }, "call_timeout:"},
 		{"negative burst", func(c *Config) { c.Burst = -1 }, "burst:"},
-		{"limit beside a pool", func(c *Config) { c.Pool = NewPool(2) }, "limit:"},
-		{"the zero pool", func(c *Config) { c.Limit, c.Pool = NoLimit, &Pool{} }, "pool:"},
+		{"rejections without successes", func(c *Config) { c.Rejection = []int{503} }, "rejection: [503] needs success statuses"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -381,13 +391,85 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
+			if err != nil && !strings.HasPrefix(err.Error(), "budgets: x: ") {
+				t.Errorf("got %v, want it to name the budget", err)
+			}
 		})
 	}
-	if _, err := New("p", Config{Limit: NoLimit, Pool: NewPool(1), PermitTimeout: time.Second, CallTimeout: time.Second}, m); err != nil {
-		t.Errorf("a pool alone: %v", err)
+	for name, c := range map[string]Config{
+		"a pool alone":            {Limiter: NewPool(1), PermitTimeout: time.Second, CallTimeout: time.Second},
+		"a call timeout alone":    {CallTimeout: time.Second},
+		"no limiter, no rate":     {PermitTimeout: time.Second, CallTimeout: time.Second},
+		"successes, no rejection": {Success: []int{200}, CallTimeout: time.Second},
+	} {
+		if _, err := New(name, c, m); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
-	if _, err := Unlimited("u", 0, m); err == nil {
-		t.Error("Unlimited accepted a zero call timeout")
+}
+
+// A budget with no limiter and no rate limits only the call's time: calls
+// do not wait and are not capped, and each is still recorded.
+func TestNoLimiterNoRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, reg := newMetrics(t)
+		b, err := New("u", Config{CallTimeout: 50 * time.Millisecond}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() { b.Do(context.Background(), "dep", block(release)) })
+		}
+		synctest.Wait()
+		if n := m.InFlight("dep"); n != 20 {
+			t.Errorf("%d calls in flight, want all 20", n)
+		}
+		close(release)
+		wg.Wait()
+		if r := b.Do(context.Background(), "dep", block(nil)); r.Class != CallTimeout || r.Latency != 50*time.Millisecond {
+			t.Errorf("%s after %v, want call_timeout after 50 ms", r.Class, r.Latency)
+		}
+		if got := m.Snapshot()["dep"].Calls; got[OK] != 20 || got[CallTimeout] != 1 {
+			t.Errorf("counted %v, want 20 ok and 1 call_timeout", got)
+		}
+		for _, metric := range []string{"loadlab_client_rate_wait_seconds", "loadlab_client_permit_wait_seconds"} {
+			if n := observations(t, reg, metric, "dep"); n != 0 {
+				t.Errorf("%s: %d observations of waits the budget does not have", metric, n)
+			}
+		}
+	})
+}
+
+// A Config's statuses replace the default judging: its success statuses
+// are OK, its rejection statuses Rejected, every other an Error. The budget
+// keeps its own copy: changing the caller's slices later changes nothing.
+func TestConfigStatuses(t *testing.T) {
+	m, _ := newMetrics(t)
+	success, rejection := []int{200, 299}, []int{409}
+	b, err := New("s", Config{CallTimeout: time.Second, Success: success, Rejection: rejection}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	success[0], rejection[0] = 503, 200
+	for code, want := range map[int]Class{200: OK, 299: OK, 201: Error, 409: Rejected, 503: Error, 429: Error} {
+		if got := b.Do(context.Background(), "dep", status(code)).Class; got != want {
+			t.Errorf("status %d: %s, want %s", code, got, want)
+		}
+	}
+	if c := b.Config(); c.Success[0] != 200 || c.Rejection[0] != 409 {
+		t.Errorf("config %v %v, want the statuses given to New", c.Success, c.Rejection)
+	}
+	// An empty, not nil, success list: custom judging that finds nothing OK.
+	none, err := New("n", Config{CallTimeout: time.Second, Success: []int{}}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []int{200, 503} {
+		if got := none.Do(context.Background(), "dep", status(code)).Class; got != Error {
+			t.Errorf("empty success list, status %d: %s, want error", code, got)
+		}
 	}
 }
 
@@ -397,7 +479,7 @@ func TestPoolCapsBudgetsTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := newMetrics(t)
 		pool := NewPool(2)
-		cfg := Config{Pool: pool, PermitTimeout: time.Second, CallTimeout: time.Second}
+		cfg := Config{Limiter: pool, PermitTimeout: time.Second, CallTimeout: time.Second}
 		a, err := New("a", cfg, m)
 		if err != nil {
 			t.Fatal(err)
@@ -433,8 +515,8 @@ func TestPoolCapsBudgetsTogether(t *testing.T) {
 		if el := time.Since(start); peak != 2 || el != 300*time.Millisecond {
 			t.Errorf("peak %d calls in flight, done after %v; want 2 and 300 ms", peak, el)
 		}
-		if pool.InUse() != 0 || pool.Size() != 2 {
-			t.Errorf("after the calls: %d of %d permits in use, want 0 of 2", pool.InUse(), pool.Size())
+		if pool.InUse() != 0 || pool.Limit() != 2 {
+			t.Errorf("after the calls: %d of %d permits in use, want 0 of 2", pool.InUse(), pool.Limit())
 		}
 	})
 }
@@ -446,7 +528,7 @@ func TestPoolInvariantsPanic(t *testing.T) {
 		want string
 	}{
 		{"no permits", func() { NewPool(0) }, "budgets: NewPool(0): a pool needs at least 1 permit"},
-		{"released more than held", func() { NewPool(1).release() }, "budgets: pool: released more permits than held"},
+		{"released more than held", func() { NewPool(1).release(Outcome{}, true) }, "budgets: pool: released more permits than held"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -483,11 +565,11 @@ func TestSharedPoolWithARatePerBudget(t *testing.T) {
 		m, reg := newMetrics(t)
 		pool := NewPool(2)
 		ms := time.Millisecond
-		enrich, err := New("enrichment", Config{Pool: pool, Rate: 2, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
+		enrich, err := New("enrichment", Config{Limiter: pool, Rate: 2, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		records, err := New("records", Config{Pool: pool, Rate: 0.5, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
+		records, err := New("records", Config{Limiter: pool, Rate: 0.5, Burst: 1, PermitTimeout: 1500 * ms, CallTimeout: 2 * time.Second}, m)
 		if err != nil {
 			t.Fatal(err)
 		}

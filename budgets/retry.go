@@ -1,9 +1,9 @@
 package budgets
 
-// Retries under a budget (issue 17, strategy C6): a retry policy with
-// exponential backoff and full jitter, and a per-dependency retry budget that
-// lets retries add only a bounded share of load to what first attempts
-// already offer.
+// Retries under a budget (strategy C6): a retry policy with exponential
+// backoff and full jitter, and a per-dependency retry budget that lets
+// retries add only a bounded share of load to what first attempts already
+// offer.
 //
 // Sources of the rules:
 //   - Backoff: "Exponential Backoff And Jitter", AWS Architecture Blog (Marc

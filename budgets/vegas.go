@@ -143,6 +143,9 @@ func log10Int(n float64) float64 { return math.Max(1, math.Floor(math.Log10(n)))
 
 func (v Vegas) start() int { return v.Initial }
 
+// usesRTT: the Vegas rule reads each window's RTT.
+func (v Vegas) usesRTT() bool { return true }
+
 func (v Vegas) rule() rule {
 	return &vegasRule{v: v, s: VegasState{Limit: float64(v.Initial)}}
 }
@@ -193,9 +196,12 @@ func (t *rttTrace) trace() *httptrace.ClientTrace {
 	}
 }
 
-// get is the traced RTT, or the call's own time when the call made no
-// HTTP request (or its hooks did not both run).
+// get is the traced RTT, or the call's own time when the call was not
+// traced (t is nil), made no HTTP request, or its hooks did not both run.
 func (t *rttTrace) get(call time.Duration) time.Duration {
+	if t == nil {
+		return call
+	}
 	w, f := t.wrote.Load(), t.first.Load()
 	if w == 0 || f < w {
 		return call

@@ -141,8 +141,8 @@ func TestAdaptiveRTTIsWriteToFirstByte(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := &recordRule{}
-	ad := &Adaptive{alg: AIMD{Initial: 1, Floor: 1, Ceiling: 1, Backoff: 0.5}, rule: rec, limit: 1}
-	b, err := New("d", Config{Limit: NoLimit, Adaptive: ad, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, NewMetrics(nil))
+	ad := &Adaptive{alg: Vegas{Initial: 1, Floor: 1, Ceiling: 1, Window: 1, Probe: 1}, rule: rec, limit: 1}
+	b, err := New("d", Config{Limiter: ad, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, NewMetrics(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,5 +184,20 @@ func TestAdaptiveRTTIsWriteToFirstByte(t *testing.T) {
 	}
 	if o := rec.got[2]; !o.Dropped || o.RTT != 0 {
 		t.Errorf("a 503: %+v, want a drop without an RTT", o)
+	}
+	// An algorithm that reads no RTT (AIMD) is not traced: its outcomes
+	// carry the call's own time, the caller's work after the answer
+	// included.
+	aimdRec := &recordRule{}
+	aimd := &Adaptive{alg: AIMD{Initial: 1, Floor: 1, Ceiling: 1, Backoff: 0.5}, rule: aimdRec, limit: 1}
+	ab, err := New("a", Config{Limiter: aimd, PermitTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, NewMetrics(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ab.Do(context.Background(), "a", call("/ok", 100*time.Millisecond))
+	aimdRec.mu.Lock()
+	defer aimdRec.mu.Unlock()
+	if len(aimdRec.got) != 1 || aimdRec.got[0].RTT != res.Latency || res.Latency < serve+100*time.Millisecond {
+		t.Errorf("AIMD outcomes %+v after a call of %v; want one whose RTT is the call's time", aimdRec.got, res.Latency)
 	}
 }

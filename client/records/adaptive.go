@@ -58,6 +58,15 @@ func (a AdaptiveLimit) Algorithm() (budgets.Algorithm, error) {
 	return nil, errors.New("give an algorithm: aimd or vegas")
 }
 
+// newAdaptive returns a running limit of spec's algorithm.
+func newAdaptive(spec AdaptiveLimit) (*budgets.Adaptive, error) {
+	alg, err := spec.Algorithm()
+	if err != nil {
+		return nil, err
+	}
+	return budgets.NewAdaptive(alg)
+}
+
 // Validate names the first bad field ("vegas.beta: …").
 func (a AdaptiveLimit) Validate() error {
 	alg, err := a.Algorithm()

@@ -25,6 +25,8 @@ type runner struct {
 	// wire.
 	budgets map[string]*budgets.Budget
 	sent    map[string]*atomic.Int64
+	// adaptive is each adaptive limit the run gave a dependency, by name.
+	adaptive map[string]*budgets.Adaptive
 	// retry makes each call's attempts and counts them.
 	retry *retrier
 	// The write's (the last step's dependency's) answers 201 (stored new)
@@ -39,14 +41,12 @@ type runner struct {
 
 // limits is each adaptive limit now, by dependency (nil: none).
 func (r *runner) limits() map[string]int {
-	var out map[string]int
-	for dep, b := range r.budgets {
-		if ad := b.Adaptive(); ad != nil {
-			if out == nil {
-				out = map[string]int{}
-			}
-			out[dep] = ad.Limit()
-		}
+	if len(r.adaptive) == 0 {
+		return nil
+	}
+	out := make(map[string]int, len(r.adaptive))
+	for dep, ad := range r.adaptive {
+		out[dep] = ad.Limit()
 	}
 	return out
 }
@@ -79,44 +79,43 @@ func (r *runner) countKind(dep, kind string) {
 	r.kinds[dep+": "+kind]++
 }
 
-// buildBudgets returns a budget per dependency of the pipeline. A shared
-// strategy (C3) gives them all one pool of permits, and each its own rate
-// limit. Each budget judges answers by its dependency's statuses.
-func buildBudgets(cfg Config, p *pipeline.Pipeline, m *budgets.Metrics) (map[string]*budgets.Budget, error) {
+// buildBudgets returns a budget per dependency of the pipeline, and the
+// adaptive limits it gave dependencies. A shared strategy (C3) gives them
+// all one pool of permits, and each its own rate limit; a dependency's own
+// permits (C4) or adaptive limit (C5) is its budget's limiter. Each budget
+// judges answers by its dependency's statuses.
+func buildBudgets(cfg Config, p *pipeline.Pipeline, m *budgets.Metrics) (map[string]*budgets.Budget, map[string]*budgets.Adaptive, error) {
 	s := cfg.Strategy
-	call, permit := cfg.scaled(cfg.CallTimeout), cfg.scaled(cfg.PermitTimeout)
-	var pool *budgets.Pool
+	var shared budgets.Limiter // nil: no limiter
 	if s.SharedPermits > 0 {
-		pool = budgets.NewPool(s.SharedPermits)
+		shared = budgets.NewPool(s.SharedPermits)
 	}
 	out := map[string]*budgets.Budget{}
+	var adaptive map[string]*budgets.Adaptive
 	for _, d := range p.Dependencies {
-		limit, rate := s.PermitsFor(d.Name), s.RateFor(d.Name)
-		var b *budgets.Budget
-		var err error
+		limiter := shared
+		if n := s.PermitsFor(d.Name); n > 0 {
+			limiter = budgets.Fixed(n)
+		}
 		if spec, ok := s.Adaptive[d.Name]; ok {
-			alg, aerr := spec.Algorithm()
-			var ad *budgets.Adaptive
-			if aerr == nil {
-				ad, aerr = budgets.NewAdaptive(alg)
+			ad, err := newAdaptive(spec)
+			if err != nil {
+				return nil, nil, fmt.Errorf("adaptive.%s: %w", d.Name, err)
 			}
-			if aerr != nil {
-				return nil, fmt.Errorf("adaptive.%s: %w", d.Name, aerr)
+			if adaptive == nil {
+				adaptive = map[string]*budgets.Adaptive{}
 			}
-			b, err = budgets.New(d.Name, budgets.Config{Limit: budgets.NoLimit, Adaptive: ad, Rate: rate / cfg.TimeScale, Burst: 1,
-				PermitTimeout: permit, CallTimeout: call}, m)
-		} else if pool == nil && limit == budgets.NoLimit && rate == 0 {
-			b, err = budgets.Unlimited(d.Name, call, m)
-		} else {
-			b, err = budgets.New(d.Name, budgets.Config{Limit: limit, Pool: pool, Rate: rate / cfg.TimeScale, Burst: 1,
-				PermitTimeout: permit, CallTimeout: call}, m)
+			limiter, adaptive[d.Name] = ad, ad
 		}
+		b, err := budgets.New(d.Name, budgets.Config{Limiter: limiter, Rate: s.RateFor(d.Name) / cfg.TimeScale, Burst: 1,
+			PermitTimeout: cfg.scaled(cfg.PermitTimeout), CallTimeout: cfg.scaled(cfg.CallTimeout),
+			Success: d.Success, Rejection: d.Rejection}, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[d.Name] = b.Statuses(d.Success, d.Rejection)
+		out[d.Name] = b
 	}
-	return out, nil
+	return out, adaptive, nil
 }
 
 // process runs one record to its terminal state, and returns it with the

@@ -257,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		metrics.Register(d.Name)
 		r.sent[d.Name] = new(atomic.Int64)
 	}
-	if r.budgets, err = buildBudgets(cfg, p, metrics); err != nil {
+	if r.budgets, r.adaptive, err = buildBudgets(cfg, p, metrics); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
 	if r.retry, err = newRetrier(cfg.Strategy.Retries, p, cfg.TimeScale); err != nil {
