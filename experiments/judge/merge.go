@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,53 @@ var ErrMerge = errors.New("merge")
 // matrix. The calibration kept is the shard's with the largest bias (the
 // verdicts are gated by the worst machine); each shard's is in Shards.
 func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
+	byIndex, err := shardsOf(parts)
+	if err != nil {
+		return nil, err
+	}
+	n := len(byIndex)
+	for i := range n {
+		if d := calibrationDifference(byIndex[0].Results.Calibration, byIndex[i].Results.Calibration); d != "" {
+			return nil, fmt.Errorf("%w: %s and %s took the time-scale calibration differently: %s", ErrMerge, byIndex[0].Source, byIndex[i].Source, d)
+		}
+	}
+	spec := byIndex[0].Results.Experiment
+	merged := *byIndex[0].Results
+	merged.Shard, merged.Runs, merged.Shards, merged.Calibration = nil, nil, nil, nil
+	split := plan.Split(spec, n, mockCfg)
+	for i := range n {
+		p := byIndex[i]
+		if err := holdsItsUnits(p, split[i]); err != nil {
+			return nil, err
+		}
+		r := p.Results
+		merged.Runs = append(merged.Runs, r.Runs...)
+		merged.Shards = append(merged.Shards, MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
+			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration})
+		if r.Started.Before(merged.Started) {
+			merged.Started = r.Started
+		}
+		if r.Finished.After(merged.Finished) {
+			merged.Finished = r.Finished
+		}
+	}
+	merged.Calibration = gatingCalibration(byIndex)
+	order := map[plan.Unit]int{}
+	for i, u := range plan.Units(spec) {
+		order[u] = i
+	}
+	slices.SortStableFunc(merged.Runs, func(a, b RunRecord) int {
+		return order[plan.Unit{Cell: a.Cell, Run: a.Run}] - order[plan.Unit{Cell: b.Cell, Run: b.Run}]
+	})
+	merged.Cells = Summaries(spec, merged.Runs, mockCfg, merged.Advised)
+	merged.Verdicts = Rejudge(&merged)
+	return &merged, nil
+}
+
+// shardsOf checks that the parts are the shards of one matrix — the same
+// split, experiment file, design, hypotheses, binary and advice, each
+// complete, each once, none missing — and returns them by index.
+func shardsOf(parts []Part) ([]Part, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no partial results", ErrMerge)
 	}
@@ -60,24 +108,8 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		if r.Partial != "" {
 			return nil, fmt.Errorf("%w: %s (shard %s) is incomplete: %s", ErrMerge, p.Source, r.Shard.Shard, r.Partial)
 		}
-		f := first.Results
-		for _, d := range []struct{ what, a, b string }{
-			{"splits", shardCount(f.Shard), shardCount(r.Shard)},
-			{"experiment files (SHA-256)", f.ExperimentSHA256, r.ExperimentSHA256},
-			{"designs", "", firstDifference(f.Experiment, r.Experiment)},
-			{"hypotheses (SHA-256)", f.HypothesesSHA256, r.HypothesesSHA256},
-			{"binaries (SHA-256)", f.Environment.BinarySHA256, r.Environment.BinarySHA256},
-			{"advised strategies", jsonString(f.Advised), jsonString(r.Advised)},
-		} {
-			switch {
-			case d.what == "designs" && d.b != "":
-				return nil, fmt.Errorf("%w: %s and %s are of different designs: %s", ErrMerge, first.Source, p.Source, d.b)
-			case d.what != "designs" && d.a != d.b:
-				return nil, fmt.Errorf("%w: %s and %s are from different %s: %s vs %s", ErrMerge, first.Source, p.Source, d.what, abbrev(d.a), abbrev(d.b))
-			}
-		}
-		if r.Environment.BinarySHA256 == "" {
-			return nil, fmt.Errorf("%w: %s does not say which binary ran it", ErrMerge, p.Source)
+		if err := sameMatrix(first, p); err != nil {
+			return nil, err
 		}
 		if r.Shard.Index < 0 || r.Shard.Index >= r.Shard.Count {
 			return nil, fmt.Errorf("%w: %s says it is shard %s", ErrMerge, p.Source, r.Shard.Shard)
@@ -89,70 +121,83 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 	}
 	n := first.Results.Shard.Count
 	var missing []string
+	out := make([]Part, n)
 	for i := range n {
-		if _, ok := byIndex[i]; !ok {
+		p, ok := byIndex[i]
+		if !ok {
 			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
 		}
+		out[i] = p
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: missing shard(s) %s", ErrMerge, strings.Join(missing, ", "))
 	}
-	spec := first.Results.Experiment
-	merged := *byIndex[0].Results
-	merged.Shard, merged.Runs, merged.Shards, merged.Calibration = nil, nil, nil, nil
-	// The calibration that gates the verdicts: the shards' must have been
-	// taken alike; the first beyond its limit (unaccepted) wins, else the
-	// largest bias, else (none measured) shard 0's.
-	var worst float64 = -1
-	for i := range n {
-		if d := calibrationDifference(byIndex[0].Results.Calibration, byIndex[i].Results.Calibration); d != "" {
-			return nil, fmt.Errorf("%w: %s and %s took the time-scale calibration differently: %s", ErrMerge, byIndex[0].Source, byIndex[i].Source, d)
+	return out, nil
+}
+
+// sameMatrix says how part p is not of the same matrix as first, if it is
+// not: another split, experiment file, design, hypotheses, binary or
+// advice, or a binary it does not name.
+func sameMatrix(first, p Part) error {
+	f, r := first.Results, p.Results
+	differ := func(what, a, b string) error {
+		if a == b {
+			return nil
+		}
+		return fmt.Errorf("%w: %s and %s are from different %s: %s vs %s", ErrMerge, first.Source, p.Source, what, abbrev(a), abbrev(b))
+	}
+	design := func() error {
+		if diff := firstDifference(f.Experiment, r.Experiment); diff != "" {
+			return fmt.Errorf("%w: %s and %s are of different designs: %s", ErrMerge, first.Source, p.Source, diff)
+		}
+		return nil
+	}
+	if err := cmp.Or(differ("splits", shardCount(f.Shard), shardCount(r.Shard)),
+		differ("experiment files (SHA-256)", f.ExperimentSHA256, r.ExperimentSHA256), design(),
+		differ("hypotheses (SHA-256)", f.HypothesesSHA256, r.HypothesesSHA256),
+		differ("binaries (SHA-256)", f.Environment.BinarySHA256, r.Environment.BinarySHA256),
+		differ("advised strategies", jsonString(f.Advised), jsonString(r.Advised))); err != nil {
+		return err
+	}
+	if r.Environment.BinarySHA256 == "" {
+		return fmt.Errorf("%w: %s does not say which binary ran it", ErrMerge, p.Source)
+	}
+	return nil
+}
+
+// holdsItsUnits says how shard p's runs are not its units of the split,
+// in order, if they are not.
+func holdsItsUnits(p Part, want []plan.Unit) error {
+	r := p.Results
+	if !slices.Equal(want, r.Shard.Units) {
+		return fmt.Errorf("%w: %s: shard %s lists other units than the split gives (%d listed, %d expected)", ErrMerge, p.Source, r.Shard.Shard, len(r.Shard.Units), len(want))
+	}
+	var ran []plan.Unit
+	for _, run := range r.Runs {
+		ran = append(ran, plan.Unit{Cell: run.Cell, Run: run.Run})
+	}
+	if !slices.Equal(ran, want) {
+		return fmt.Errorf("%w: %s: shard %s holds %d runs, not its %d units in order", ErrMerge, p.Source, r.Shard.Shard, len(ran), len(want))
+	}
+	return nil
+}
+
+// gatingCalibration is the calibration that gates the merged verdicts:
+// the first shard's beyond its limit and not accepted, else the one with
+// the largest bias, else (none measured) shard 0's.
+func gatingCalibration(shards []Part) *Calibration {
+	for _, p := range shards {
+		if c := p.Results.Calibration; c.Exceeded() != "" && !c.Accepted {
+			return c
 		}
 	}
-	split := plan.Split(spec, n, mockCfg)
-	for i := range n {
-		p := byIndex[i]
-		r := p.Results
-		want := split[i]
-		if !slices.Equal(want, r.Shard.Units) {
-			return nil, fmt.Errorf("%w: %s: shard %s lists other units than the split gives (%d listed, %d expected)", ErrMerge, p.Source, r.Shard.Shard, len(r.Shard.Units), len(want))
-		}
-		var ran []plan.Unit
-		for _, run := range r.Runs {
-			ran = append(ran, plan.Unit{Cell: run.Cell, Run: run.Run})
-		}
-		if !slices.Equal(ran, want) {
-			return nil, fmt.Errorf("%w: %s: shard %s holds %d runs, not its %d units in order", ErrMerge, p.Source, r.Shard.Shard, len(ran), len(want))
-		}
-		merged.Runs = append(merged.Runs, r.Runs...)
-		merged.Shards = append(merged.Shards, MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
-			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration})
-		if r.Started.Before(merged.Started) {
-			merged.Started = r.Started
-		}
-		if r.Finished.After(merged.Finished) {
-			merged.Finished = r.Finished
-		}
-		if b := r.Calibration.largestBias(); b > worst || i == 0 {
-			worst, merged.Calibration = b, r.Calibration
+	worst, cal := -1.0, shards[0].Results.Calibration
+	for i, p := range shards {
+		if b := p.Results.Calibration.largestBias(); b > worst || i == 0 {
+			worst, cal = b, p.Results.Calibration
 		}
 	}
-	for i := range n {
-		if c := byIndex[i].Results.Calibration; c.Exceeded() != "" && !c.Accepted {
-			merged.Calibration = c
-			break
-		}
-	}
-	order := map[plan.Unit]int{}
-	for i, u := range plan.Units(spec) {
-		order[u] = i
-	}
-	slices.SortStableFunc(merged.Runs, func(a, b RunRecord) int {
-		return order[plan.Unit{Cell: a.Cell, Run: a.Run}] - order[plan.Unit{Cell: b.Cell, Run: b.Run}]
-	})
-	merged.Cells = Summaries(spec, merged.Runs, mockCfg, merged.Advised)
-	merged.Verdicts = Rejudge(&merged)
-	return &merged, nil
+	return cal
 }
 
 // calibrationDifference names how two shards' calibrations were taken

@@ -93,25 +93,47 @@ const (
 )
 
 func newReport(r *judge.Results) report {
-	sp, e := r.Experiment, r.Environment
-	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name),
-		Setup: fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
-			perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)}
-	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
-		rep.Setup += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
-			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
-	}
+	sp := r.Experiment
+	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name), Setup: setup(r), Ran: ran(r), Partial: partial(r),
+		HypothesesFile: r.HypothesesFile, HypothesesSHA: short(r.HypothesesSHA256), LockCommit: short(r.Lock.GitCommit),
+		AdvisedIntro: advisedIntro, Phased: phasedReportOf(r), Accepted: acceptedTables(r), Cells: cellsTable(r)}
+	rep.VerdictsIntro = verdictsIntro
 	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == design.RulesPairedV2 {
 		rep.VerdictsIntro = verdictsIntro + " " + pairedIntro
-	} else {
-		rep.VerdictsIntro = verdictsIntro
 	}
-	rep.Ran = fmt.Sprintf("Ran %s to %s on %s (%d CPUs), Go %s, kernel %s", r.Started.Format("2006-01-02 15:04:05Z"),
+	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
+	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
+	rep.Verdicts, rep.Counts, rep.Exploratory = verdictRows(r.Verdicts)
+	for _, run := range r.Runs {
+		if !run.Valid() {
+			rep.Excluded = append(rep.Excluded, fmt.Sprintf("%s run %d (seed %d): %s: %s", run.Cell, run.Run, run.Seed, run.Status, run.Reason))
+		}
+	}
+	return rep
+}
+
+// setup says what every run was: its records or lab time, the runs per
+// cell, the time scale, the timeouts and the seeds.
+func setup(r *judge.Results) string {
+	sp := r.Experiment
+	s := fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
+		perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)
+	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
+		s += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
+			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
+	}
+	return s
+}
+
+// ran says when and where the experiment ran, and each shard's machine.
+func ran(r *judge.Results) string {
+	e := r.Environment
+	s := fmt.Sprintf("Ran %s to %s on %s (%d CPUs), Go %s, kernel %s", r.Started.Format("2006-01-02 15:04:05Z"),
 		r.Finished.Format("15:04:05Z"), e.CPUModel, e.NumCPU, e.GoVersion, e.Kernel)
 	if e.GitCommit != "" {
-		rep.Ran += ", commit " + short(e.GitCommit)
+		s += ", commit " + short(e.GitCommit)
 	}
-	rep.Ran += "."
+	s += "."
 	if len(r.Shards) > 0 {
 		var each []string
 		for _, sh := range r.Shards {
@@ -119,24 +141,32 @@ func newReport(r *judge.Results) report {
 			each = append(each, fmt.Sprintf("shard %d: %d runs on %s (GOMAXPROCS %d, NumCPU %d, CPU quota %s)",
 				sh.Index, sh.Runs, sh.Environment.Hostname, rt.GOMAXPROCS, rt.NumCPU, rt.Quota()))
 		}
-		rep.Ran += fmt.Sprintf(" Merged from %d shards (loadlab merge): %s.", len(r.Shards), strings.Join(each, "; "))
+		s += fmt.Sprintf(" Merged from %d shards (loadlab merge): %s.", len(r.Shards), strings.Join(each, "; "))
 	}
+	return s
+}
+
+// partial is the banner of a shard's or an interrupted experiment's
+// results, "" for whole results.
+func partial(r *judge.Results) string {
 	switch {
 	case r.Shard != nil:
-		rep.Partial = fmt.Sprintf("PARTIAL: shard %s, %d of the matrix's %d runs", r.Shard.Shard, len(r.Shard.Units), len(plan.Units(r.Experiment)))
+		s := fmt.Sprintf("PARTIAL: shard %s, %d of the matrix's %d runs", r.Shard.Shard, len(r.Shard.Units), len(plan.Units(r.Experiment)))
 		if r.Partial != "" {
-			rep.Partial += ", and " + r.Partial
+			s += ", and " + r.Partial
 		}
-		rep.Partial += fmt.Sprintf("; the statistics and verdicts below are this shard's alone: loadlab merge its %d shards for the experiment's.", r.Shard.Count)
+		return s + fmt.Sprintf("; the statistics and verdicts below are this shard's alone: loadlab merge its %d shards for the experiment's.", r.Shard.Count)
 	case r.Partial != "":
-		rep.Partial = "PARTIAL: " + r.Partial + "; the statistics and verdicts below are over the completed runs only."
+		return "PARTIAL: " + r.Partial + "; the statistics and verdicts below are over the completed runs only."
 	}
-	rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit = r.HypothesesFile, short(r.HypothesesSHA256), short(r.Lock.GitCommit)
+	return ""
+}
 
-	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
-	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
-	rep.AdvisedIntro = advisedIntro
-	rep.Phased = phasedReportOf(r)
+// acceptedTables is, per CPU setting, the accepted records per second of
+// every strategy under every scenario.
+func acceptedTables(r *judge.Results) []table {
+	sp := r.Experiment
+	var out []table
 	for _, cpu := range sp.CPUs {
 		t := table{Caption: cpu.Name, Head: append([]string{"strategy"}, sp.Scenarios...)}
 		for _, st := range sp.Strategies {
@@ -153,11 +183,18 @@ func newReport(r *judge.Results) report {
 			}
 		}
 		if len(t.Rows) > 0 {
-			rep.Accepted = append(rep.Accepted, t)
+			out = append(out, t)
 		}
 	}
 
-	rep.Cells.Head = []string{"cell", "accepted/s", "bound (limit)", "efficiency", "duration s", "write 503s", "peak concurrent writes",
+	return out
+}
+
+// cellsTable is every cell's figures, its bound and its valid runs.
+func cellsTable(r *judge.Results) table {
+	sp := r.Experiment
+	var t table
+	t.Head = []string{"cell", "accepted/s", "bound (limit)", "efficiency", "duration s", "write 503s", "peak concurrent writes",
 		"peak enrichment calls", "peak write calls", "incomplete", "permit timeouts", "call timeouts", "GOMAXPROCS", "CPU limit",
 		"valid runs", "excluded runs"}
 	for _, cs := range r.Cells {
@@ -166,16 +203,21 @@ func newReport(r *judge.Results) report {
 		if cs.Bound.Limit == "" {
 			bound, eff = "— (phased: see below)", "—"
 		}
-		rep.Cells.Rows = append(rep.Cells.Rows, []string{cs.Cell.String(), g("accepted_per_second", 2),
+		t.Rows = append(t.Rows, []string{cs.Cell.String(), g("accepted_per_second", 2),
 			bound, eff,
 			g("duration_seconds", 1), g("write_rejections", 0), g("peak_concurrent_writes", 0),
 			g("peak_in_flight_enrichment", 0), g("peak_in_flight_records", 0), g("incomplete", 0),
 			g("permit_timeouts", 0), g("call_timeouts", 0), g("gomaxprocs", 0), cs.Mechanism,
 			fmt.Sprintf("%d of %d", cs.Valid, sp.Runs), excludedReasons(cs.Excluded)})
 	}
+	return t
+}
 
-	counts, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
-	for _, v := range r.Verdicts {
+// verdictRows is the verdicts as reported, their counts, and how the run
+// differs from the preregistered design when they are exploratory.
+func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy string) {
+	found, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
+	for _, v := range vs {
 		var meas []string
 		for _, c := range v.Cells {
 			meas = append(meas, measured(v, c))
@@ -185,23 +227,18 @@ func newReport(r *judge.Results) report {
 		if v.Exploratory != "" {
 			row.Label = "exploratory"
 			exploratory[v.Verdict]++
-			rep.Exploratory = v.Exploratory
+			exploratoryWhy = v.Exploratory
 		} else {
-			counts[v.Verdict]++
+			found[v.Verdict]++
 		}
-		rep.Verdicts = append(rep.Verdicts, row)
+		rows = append(rows, row)
 	}
-	rep.Counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", counts[judge.Supported], counts[judge.Refuted], counts[judge.Inconclusive])
-	if rep.Exploratory != "" {
-		rep.Counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
-			rep.Exploratory, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
+	counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", found[judge.Supported], found[judge.Refuted], found[judge.Inconclusive])
+	if exploratoryWhy != "" {
+		counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
+			exploratoryWhy, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
 	}
-	for _, run := range r.Runs {
-		if !run.Valid() {
-			rep.Excluded = append(rep.Excluded, fmt.Sprintf("%s run %d (seed %d): %s: %s", run.Cell, run.Run, run.Seed, run.Status, run.Reason))
-		}
-	}
-	return rep
+	return rows, counts, exploratoryWhy
 }
 
 // measured is a verdict's figures in one cell: median [min, max], for a
