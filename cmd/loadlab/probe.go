@@ -111,5 +111,6 @@ func probeOptions(args []string, stdout io.Writer) (probe.Options, error) {
 	fs.StringVar(&o.RejectStatus, "reject-status", "", "statuses that count as rejections, comma-separated (default 503,429)")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object (the plan and progress go to stderr)")
 	fs.StringVar(&o.Out, "out", "", "also write probe.json, probe.md and probe.html into this folder (created if missing)")
-	return o, parse(args)
+	err := parse(args) // before o is read: the flags write into it
+	return o, err
 }
