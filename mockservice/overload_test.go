@@ -244,10 +244,11 @@ func openFDs(t *testing.T) int {
 // drops no connection, and leaves no goroutine or file descriptor behind.
 //
 // The offered rate is bounded so that the race detector's overhead does not
-// saturate this 2-CPU machine's CPUs: once goroutines wait longer to run
-// than a queued write waits for its worker (one write time), the workers
-// fall idle between services and the capacity is not reached (at time scale
-// 0.1 and 4,000 writes/s offered under -race, 633 of 800 were served).
+// saturate a 2-CPU machine: once goroutines wait longer to run than a
+// queued write waits for its worker (one write time), the workers fall
+// idle between services and the capacity is not reached (at time scale 0.1
+// and 4,000 writes/s offered under -race, such a machine serves about 633
+// of 800).
 func TestOverload(t *testing.T) {
 	const settle = 2 * time.Second
 	overload(t, 300, 2500*time.Millisecond, 0.5, 10, settle).check(t, settle)

@@ -168,9 +168,20 @@ func (s *Station) DoFor(ctx context.Context, id string, replay time.Duration, ad
 	}
 	arrived := time.Now()
 	entry := s.log.add(id, s.name, arrived)
-	var start time.Time
-	var planned time.Duration
-admission:
+	start, planned, refused, ok := s.admit(ctx, entry, arrived, replay, admitted)
+	if !ok {
+		return refused
+	}
+	return s.serveAdmitted(ctx, entry, arrived, start, planned)
+}
+
+// admit gives a request arriving at arrived a worker, at once or after
+// its turn in the queue, and returns when its service starts and how long
+// it is planned to take; or, with ok false, the Result of a request
+// refused (the station full) or cancelled in the queue, already counted
+// and logged. admitted is called as DoFor says.
+func (s *Station) admit(ctx context.Context, entry *api.RequestEntry, arrived time.Time, replay time.Duration, admitted func()) (
+	start time.Time, planned time.Duration, res Result, ok bool) {
 	for {
 		s.mu.Lock()
 		switch {
@@ -179,7 +190,7 @@ admission:
 			planned = s.startLocked(start, replay)
 			s.mu.Unlock()
 			admitted()
-			break admission
+			return start, planned, Result{}, true
 		case s.cfg.Queue == config.UnboundedQueue || s.queue.Len() < s.cfg.Queue:
 			w := &waiter{arrived: arrived, ready: make(chan struct{}), replay: replay}
 			el := s.queue.PushBack(w)
@@ -190,10 +201,9 @@ admission:
 				wait := time.Since(arrived)
 				s.finish(api.OutcomeCancelled, 0)
 				s.log.end(entry, time.Time{}, time.Now(), api.OutcomeCancelled)
-				return Result{Outcome: api.OutcomeCancelled, QueueWait: wait}
+				return time.Time{}, 0, Result{Outcome: api.OutcomeCancelled, QueueWait: wait}, false
 			}
-			start, planned = w.start, w.planned
-			break admission
+			return w.start, w.planned, Result{}, true
 		}
 		// Full. A completion planned within the tie window counts as
 		// happening before this arrival (the models' order for
@@ -208,8 +218,14 @@ admission:
 		s.mu.Unlock()
 		admitted()
 		s.log.end(entry, time.Time{}, time.Now(), api.OutcomeRejected)
-		return Result{Outcome: api.OutcomeRejected, RejectStatus: status}
+		return time.Time{}, 0, Result{Outcome: api.OutcomeRejected, RejectStatus: status}, false
 	}
+}
+
+// serveAdmitted serves a request that arrived at arrived and was given a
+// worker from start for planned, then frees the worker (handing it to the
+// queue's head), counts the outcome and observes the times.
+func (s *Station) serveAdmitted(ctx context.Context, entry *api.RequestEntry, arrived, start time.Time, planned time.Duration) Result {
 	wait := start.Sub(arrived)
 	if wait < 0 {
 		panic(fmt.Sprintf("mockservice: station %s started a request %v before it arrived", s.name, -wait))

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -20,26 +19,42 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
+// Kind is what a fault does, one of the constants below; its text is the
+// faults file's kind. It is the string type itself, so that a Kind reads
+// and concatenates as text.
+type Kind = string
+
 // Kinds of fault.
 const (
-	Latency   = "latency"    // every answer delayed by latency ± jitter
-	Bandwidth = "bandwidth"  // data capped at rate_kbps kilobytes per second
-	Reset     = "reset"      // the connection reset (TCP RST) `after` the first data in the fault's direction, which is dropped: the call it carried gets no answer
-	Blackhole = "blackhole"  // nothing passes; the connection closed after `after` (0: never)
-	SlowClose = "slow_close" // the connection's close delayed by `after`
+	Latency   Kind = "latency"    // every answer delayed by latency ± jitter
+	Bandwidth Kind = "bandwidth"  // data capped at rate_kbps kilobytes per second
+	Reset     Kind = "reset"      // the connection reset (TCP RST) `after` the first data in the fault's direction, which is dropped: the call it carried gets no answer
+	Blackhole Kind = "blackhole"  // nothing passes; the connection closed after `after` (0: never)
+	SlowClose Kind = "slow_close" // the connection's close delayed by `after`
 )
 
 // Kinds lists the kinds, for messages.
-var Kinds = []string{Latency, Bandwidth, Reset, Blackhole, SlowClose}
+var Kinds = []Kind{Latency, Bandwidth, Reset, Blackhole, SlowClose}
+
+// Direction is which way of a connection a fault acts on; its text is the
+// faults file's direction.
+type Direction string
+
+// Directions of a fault. The zero Direction is Downstream.
+const (
+	Downstream Direction = "downstream" // the dependency's answers
+	Upstream   Direction = "upstream"   // the client's requests
+)
 
 // Fault is one network fault on the path to one dependency.
 type Fault struct {
 	Dependency string        `yaml:"dependency" json:"dependency"`
-	Kind       string        `yaml:"kind" json:"kind"`
+	Kind       Kind          `yaml:"kind" json:"kind"`
 	Latency    time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
 	Jitter     time.Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
 	RateKBps   int64         `yaml:"rate_kbps,omitempty" json:"rate_kbps,omitempty"`
@@ -47,9 +62,8 @@ type Fault struct {
 	// Probability is the share of connections the fault applies to (0:
 	// all of them, as 1).
 	Probability float64 `yaml:"probability,omitempty" json:"probability,omitempty"`
-	// Direction is "downstream" (the dependency's answers; the default) or
-	// "upstream" (the client's requests).
-	Direction string `yaml:"direction,omitempty" json:"direction,omitempty"`
+	// Direction is Downstream (the default, when empty) or Upstream.
+	Direction Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
 }
 
 // File is a faults file: a list of faults.
@@ -66,43 +80,37 @@ func Load(path string) ([]Fault, error) {
 		return nil, err
 	}
 	for i, ft := range f.Faults {
-		if field, err := ft.check(); err != nil {
-			return nil, &yamlfile.Error{File: path, Line: yamlfile.Line(root, "faults", i, field), Field: fmt.Sprintf("faults.%d.%s", i, field), Err: err}
+		if fe, ok := field.Of(ft.Validate()); ok {
+			return nil, &yamlfile.Error{File: path, Line: yamlfile.Line(root, "faults", i, fe.Field), Field: fmt.Sprintf("faults.%d.%s", i, fe.Field), Err: fe.Err}
 		}
 	}
 	return f.Faults, nil
 }
 
-// Validate checks a fault, naming the bad field.
+// Validate checks a fault: its error is a *field.Error naming the bad
+// field as the faults file does ("rate_kbps").
 func (f Fault) Validate() error {
-	if field, err := f.check(); err != nil {
-		return fmt.Errorf("%s: %w", field, err)
-	}
-	return nil
-}
-
-func (f Fault) check() (field string, err error) {
 	switch {
 	case f.Dependency == "":
-		return "dependency", errors.New("missing")
+		return field.Errorf("dependency", "missing")
 	case !slices.Contains(Kinds, f.Kind):
-		return "kind", fmt.Errorf("%q is not one of %v", f.Kind, Kinds)
+		return field.Errorf("kind", "%q is not one of %v", f.Kind, Kinds)
 	case f.Latency < 0:
-		return "latency", fmt.Errorf("%v must be ≥ 0", f.Latency)
+		return field.Errorf("latency", "%v must be ≥ 0", f.Latency)
 	case f.Jitter < 0 || f.Jitter > f.Latency && f.Kind == Latency:
-		return "jitter", fmt.Errorf("%v must be in [0, latency]", f.Jitter)
+		return field.Errorf("jitter", "%v must be in [0, latency]", f.Jitter)
 	case f.Kind == Latency && f.Latency == 0:
-		return "latency", errors.New("a latency fault needs latency > 0")
+		return field.Errorf("latency", "a latency fault needs latency > 0")
 	case f.Kind == Bandwidth && f.RateKBps <= 0:
-		return "rate_kbps", fmt.Errorf("%d must be > 0", f.RateKBps)
+		return field.Errorf("rate_kbps", "%d must be > 0", f.RateKBps)
 	case f.After < 0:
-		return "after", fmt.Errorf("%v must be ≥ 0", f.After)
+		return field.Errorf("after", "%v must be ≥ 0", f.After)
 	case f.Probability < 0 || f.Probability > 1 || f.Probability != f.Probability:
-		return "probability", fmt.Errorf("%v must be in [0, 1]", f.Probability)
-	case f.Direction != "" && f.Direction != "downstream" && f.Direction != "upstream":
-		return "direction", fmt.Errorf("%q is not downstream or upstream", f.Direction)
+		return field.Errorf("probability", "%v must be in [0, 1]", f.Probability)
+	case f.Direction != "" && f.Direction != Downstream && f.Direction != Upstream:
+		return field.Errorf("direction", "%q is not downstream or upstream", f.Direction)
 	}
-	return "", nil
+	return nil
 }
 
 // toxic is the fault as toxiproxy's JSON.
@@ -124,7 +132,7 @@ func (f Fault) toxic(i int) ([]byte, error) {
 	}
 	stream := f.Direction
 	if stream == "" {
-		stream = "downstream"
+		stream = Downstream
 	}
 	toxicity := f.Probability
 	if toxicity == 0 {

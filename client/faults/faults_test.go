@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -130,5 +132,36 @@ func TestSetChangesFaultsLive(t *testing.T) {
 	}
 	if err := p.Set([]faults.Fault{{Dependency: "ledger", Kind: faults.Reset}}); err == nil {
 		t.Error("a fault for a dependency the proxies do not front was accepted")
+	}
+}
+
+// A fault's kind and direction read and write as the faults file's text;
+// Validate names the bad field.
+func TestKindsAndDirections(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "f.yaml")
+	os.WriteFile(f, []byte("faults:\n  - dependency: records\n    kind: slow_close\n    after: 1s\n    direction: upstream\n"), 0o644)
+	fs, err := faults.Load(f)
+	if err != nil || len(fs) != 1 || fs[0].Kind != faults.SlowClose || fs[0].Direction != faults.Upstream {
+		t.Fatalf("loaded %+v, %v", fs, err)
+	}
+	b, err := json.Marshal(faults.Fault{Dependency: "records", Kind: faults.Blackhole, Direction: faults.Downstream})
+	if want := `{"dependency":"records","kind":"blackhole","direction":"downstream"}`; err != nil || string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	for name, ft := range map[string]faults.Fault{
+		"dependency":  {Kind: faults.Reset},
+		"kind":        {Dependency: "records", Kind: "lag"},
+		"jitter":      {Dependency: "records", Kind: faults.Latency, Latency: time.Millisecond, Jitter: time.Second},
+		"rate_kbps":   {Dependency: "records", Kind: faults.Bandwidth},
+		"direction":   {Dependency: "records", Kind: faults.Reset, Direction: "sideways"},
+		"probability": {Dependency: "records", Kind: faults.Reset, Probability: 2},
+	} {
+		err := ft.Validate()
+		if fe, ok := field.Of(err); !ok || fe.Field != name || !strings.HasPrefix(err.Error(), name+": ") {
+			t.Errorf("%+v: %v, want an error naming %s", ft, err, name)
+		}
+	}
+	if err := (faults.Fault{Dependency: "records", Kind: faults.Reset, Direction: faults.Upstream}).Validate(); err != nil {
+		t.Errorf("an upstream reset: %v", err)
 	}
 }

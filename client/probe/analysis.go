@@ -50,6 +50,16 @@ func (r *Result) stop(reason string) {
 	r.StoppedEarly, r.StopReason = true, reason
 }
 
+// Errors is how many measured requests, over all steps, ended in an error
+// (a transport error, or a status neither ok nor a rejection).
+func (r Result) Errors() int {
+	n := 0
+	for _, s := range r.Steps {
+		n += s.Errors
+	}
+	return n
+}
+
 // Analysis is what the steps say about the target.
 type Analysis struct {
 	// ServiceTimeSeconds is the median latency of the successes at the

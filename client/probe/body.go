@@ -1,15 +1,15 @@
 package probe
 
 import (
-	"github.com/loadlab/loadlab/client/pipeline"
-
 	"bytes"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/client/pipeline"
 )
 
 // BodyFields are the fields of a body template.
@@ -45,12 +45,12 @@ func newBodyMaker(body, prefix string) (*bodyMaker, error) {
 	}
 	t, err := template.New("body").Funcs(pipeline.TemplateFuncs).Option("missingkey=error").Parse(body)
 	if err != nil {
-		return nil, fmt.Errorf("--body: %v", err)
+		return nil, field.Errorf("body", "%w", err)
 	}
 	// Render once before the first request, so that a template that cannot
 	// render is bad input, not a step of errors.
 	if err := t.Execute(io.Discard, BodyFields{ID: prefix + "0"}); err != nil {
-		return nil, fmt.Errorf("--body: %v", err)
+		return nil, field.Errorf("body", "%w", err)
 	}
 	if parts, ok := simpleParts(t.Tree.Root); ok {
 		b.parts = parts

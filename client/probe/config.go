@@ -15,7 +15,6 @@
 package probe
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/client/field"
 )
 
 // Defaults of Config, as loadlab probe's flags state them.
@@ -92,58 +93,89 @@ func Default() Config {
 	}
 }
 
-// Validate reports the first invalid field, named by its loadlab probe
-// flag.
+// Validate reports the first invalid field: its error is a *field.Error
+// naming the field in snake case ("max_rate" for MaxRate).
 func (c Config) Validate() error {
-	u, err := url.Parse(c.Target)
-	switch {
-	case c.Target == "":
-		return errors.New("--target: required (the URL to probe)")
-	case err != nil:
-		return fmt.Errorf("--target: %v", err)
-	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return fmt.Errorf("--target: %q must be an absolute http:// or https:// URL", c.Target)
-	case !validMethod(c.Method):
-		return fmt.Errorf("--method: %q is not an HTTP method", c.Method)
-	case c.MaxConcurrency < 1 || c.MaxConcurrency > MaxConcurrencyLimit:
-		return fmt.Errorf("--max-concurrency: %d must be between 1 and %d", c.MaxConcurrency, MaxConcurrencyLimit)
-	case !(c.MaxRate > 0) || math.IsInf(c.MaxRate, 0):
-		return fmt.Errorf("--max-rate: %v must be a finite number of requests per second above 0", c.MaxRate)
-	case c.MaxDuration <= 0:
-		return fmt.Errorf("--max-duration: %v must be above 0", c.MaxDuration)
-	case c.Step < 10*time.Millisecond:
-		return fmt.Errorf("--step: %v must be at least 10ms", c.Step)
-	case c.WarmUp < 0:
-		return fmt.Errorf("--warm-up: %v must be ≥ 0", c.WarmUp)
-	case c.Timeout <= 0:
-		return fmt.Errorf("--timeout: %v must be above 0", c.Timeout)
-	case !(c.StopRejectionRatio >= 0 && c.StopRejectionRatio <= 1):
-		return fmt.Errorf("--stop-rejection-ratio: %v must be between 0 and 1", c.StopRejectionRatio)
-	case !(c.StopErrorRatio >= 0 && c.StopErrorRatio <= 1):
-		return fmt.Errorf("--stop-error-ratio: %v must be between 0 and 1", c.StopErrorRatio)
-	case c.StopP99 < 0:
-		return fmt.Errorf("--stop-p99: %v must be ≥ 0 (0: no latency limit)", c.StopP99)
+	if err := c.validateTarget(); err != nil {
+		return err
+	}
+	if err := c.validateBounds(); err != nil {
+		return err
 	}
 	if c.Step+c.WarmUp > c.MaxDuration {
-		return fmt.Errorf("--max-duration: %v is shorter than one step (--warm-up %v + --step %v)", c.MaxDuration, c.WarmUp, c.Step)
+		return field.Errorf("max_duration", "%v is shorter than one step (warm-up %v + step %v)", c.MaxDuration, c.WarmUp, c.Step)
 	}
 	for _, n := range c.Concurrency {
 		if n < 1 || n > c.MaxConcurrency {
-			return fmt.Errorf("--concurrency: %d is outside 1…--max-concurrency %d", n, c.MaxConcurrency)
+			return field.Errorf("concurrency", "%d is outside 1…%d (the max concurrency)", n, c.MaxConcurrency)
 		}
 	}
-	for _, s := range append(slices.Clone(c.OKStatuses), c.RejectStatuses...) {
-		if s < 100 || s > 599 {
-			return fmt.Errorf("--ok-status/--reject-status: %d is not an HTTP status", s)
+	if err := c.validateStatuses(); err != nil {
+		return err
+	}
+	if _, err := newBodyMaker(c.Body, "probe-check-"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validateTarget checks where the requests go and how.
+func (c Config) validateTarget() error {
+	u, err := url.Parse(c.Target)
+	switch {
+	case c.Target == "":
+		return field.Errorf("target", "required (the URL to probe)")
+	case err != nil:
+		return field.Errorf("target", "%w", err)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return field.Errorf("target", "%q must be an absolute http:// or https:// URL", c.Target)
+	case !validMethod(c.Method):
+		return field.Errorf("method", "%q is not an HTTP method", c.Method)
+	}
+	return nil
+}
+
+// validateBounds checks every bound and stop limit on its own.
+func (c Config) validateBounds() error {
+	switch {
+	case c.MaxConcurrency < 1 || c.MaxConcurrency > MaxConcurrencyLimit:
+		return field.Errorf("max_concurrency", "%d must be between 1 and %d", c.MaxConcurrency, MaxConcurrencyLimit)
+	case !(c.MaxRate > 0) || math.IsInf(c.MaxRate, 0):
+		return field.Errorf("max_rate", "%v must be a finite number of requests per second above 0", c.MaxRate)
+	case c.MaxDuration <= 0:
+		return field.Errorf("max_duration", "%v must be above 0", c.MaxDuration)
+	case c.Step < 10*time.Millisecond:
+		return field.Errorf("step", "%v must be at least 10ms", c.Step)
+	case c.WarmUp < 0:
+		return field.Errorf("warm_up", "%v must be ≥ 0", c.WarmUp)
+	case c.Timeout <= 0:
+		return field.Errorf("timeout", "%v must be above 0", c.Timeout)
+	case !(c.StopRejectionRatio >= 0 && c.StopRejectionRatio <= 1):
+		return field.Errorf("stop_rejection_ratio", "%v must be between 0 and 1", c.StopRejectionRatio)
+	case !(c.StopErrorRatio >= 0 && c.StopErrorRatio <= 1):
+		return field.Errorf("stop_error_ratio", "%v must be between 0 and 1", c.StopErrorRatio)
+	case c.StopP99 < 0:
+		return field.Errorf("stop_p99", "%v must be ≥ 0 (0: no latency limit)", c.StopP99)
+	}
+	return nil
+}
+
+// validateStatuses checks the statuses that classify answers.
+func (c Config) validateStatuses() error {
+	for _, l := range []struct {
+		field    string
+		statuses []int
+	}{{"ok_statuses", c.OKStatuses}, {"reject_statuses", c.RejectStatuses}} {
+		for _, s := range l.statuses {
+			if s < 100 || s > 599 {
+				return field.Errorf(l.field, "%d is not an HTTP status", s)
+			}
 		}
 	}
 	for _, s := range c.OKStatuses {
 		if slices.Contains(c.rejectStatuses(), s) {
-			return fmt.Errorf("--ok-status: %d is also a rejection status", s)
+			return field.Errorf("ok_statuses", "%d is also a rejection status", s)
 		}
-	}
-	if _, err := newBodyMaker(c.Body, "probe-check-"); err != nil {
-		return err
 	}
 	return nil
 }
@@ -183,7 +215,9 @@ func (c Config) rejectStatuses() []int {
 }
 
 // ParseConcurrency parses a list of steps such as "1-16,24,32,48,64":
-// comma-separated numbers and inclusive FROM-TO ranges.
+// comma-separated numbers and inclusive FROM-TO ranges, each within
+// 1…MaxConcurrencyLimit. Its error says what is wrong with s, which
+// Options names as the field concurrency.
 func ParseConcurrency(s string) ([]int, error) {
 	var out []int
 	for part := range strings.SplitSeq(s, ",") {
@@ -191,16 +225,16 @@ func ParseConcurrency(s string) ([]int, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		from, err := strconv.Atoi(strings.TrimSpace(lo))
 		if err != nil {
-			return nil, fmt.Errorf("--concurrency: %q is not a number or a range FROM-TO", part)
+			return nil, fmt.Errorf("%q is not a number or a range FROM-TO", part)
 		}
 		to := from
 		if isRange {
 			if to, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || to < from {
-				return nil, fmt.Errorf("--concurrency: %q is not a range FROM-TO with FROM ≤ TO", part)
+				return nil, fmt.Errorf("%q is not a range FROM-TO with FROM ≤ TO", part)
 			}
 		}
 		if from < 1 || to > MaxConcurrencyLimit {
-			return nil, fmt.Errorf("--concurrency: %q is outside 1…%d", part, MaxConcurrencyLimit)
+			return nil, fmt.Errorf("%q is outside 1…%d", part, MaxConcurrencyLimit)
 		}
 		for n := from; n <= to; n++ {
 			out = append(out, n)

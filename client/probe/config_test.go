@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/client/field"
 )
 
 func TestParseConcurrency(t *testing.T) {
@@ -13,8 +15,17 @@ func TestParseConcurrency(t *testing.T) {
 		t.Errorf("got %v, %v; want %v", got, err, want)
 	}
 	for _, bad := range []string{"", "0", "4-2", "x", "1-", "5000", "1,,2"} {
-		if _, err := ParseConcurrency(bad); err == nil || !strings.HasPrefix(err.Error(), "--concurrency: ") {
-			t.Errorf("%q: error %v, want one naming --concurrency", bad, err)
+		if _, err := ParseConcurrency(bad); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line", bad, err)
+		}
+		if bad == "" {
+			continue // Options keep the Config's steps
+		}
+		// Options name the field.
+		o := Options{Config: Default(), Concurrency: bad}
+		o.Config.Target = "http://127.0.0.1:8080/records"
+		if _, err := o.Resolve(); !isField(err, "concurrency") {
+			t.Errorf("%q: Resolve error %v, want one naming concurrency", bad, err)
 		}
 	}
 	if got := Ranges([]int{1, 2, 3, 5, 7, 8}); got != "1-3, 5, 7-8" {
@@ -22,33 +33,88 @@ func TestParseConcurrency(t *testing.T) {
 	}
 }
 
-// Every bound is checked, and its error names the flag.
-func TestValidateNamesTheFlag(t *testing.T) {
+// isField reports whether err is a *field.Error about name, in one line
+// that starts with the name.
+func isField(err error, name string) bool {
+	fe, ok := field.Of(err)
+	return ok && fe.Field == name && strings.HasPrefix(err.Error(), name+": ") && !strings.Contains(err.Error(), "\n")
+}
+
+// Every bound is checked, and its error names the field.
+func TestValidateNamesTheField(t *testing.T) {
 	ok := Default()
 	ok.Target = "http://127.0.0.1:8080/records"
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("defaults with a target: %v", err)
 	}
-	for flag, change := range map[string]func(*Config){
-		"--target":               func(c *Config) { c.Target = "127.0.0.1:8080/records" },
-		"--method":               func(c *Config) { c.Method = "PO ST" },
-		"--max-concurrency":      func(c *Config) { c.MaxConcurrency = 0 },
-		"--max-rate":             func(c *Config) { c.MaxRate = 0 },
-		"--max-duration":         func(c *Config) { c.MaxDuration = time.Second },
-		"--step":                 func(c *Config) { c.Step = time.Millisecond },
-		"--warm-up":              func(c *Config) { c.WarmUp = -time.Second },
-		"--timeout":              func(c *Config) { c.Timeout = 0 },
-		"--stop-rejection-ratio": func(c *Config) { c.StopRejectionRatio = 1.5 },
-		"--stop-error-ratio":     func(c *Config) { c.StopErrorRatio = -1 },
-		"--stop-p99":             func(c *Config) { c.StopP99 = -time.Second },
-		"--concurrency":          func(c *Config) { c.Concurrency = []int{1, 65} },
-		"--ok-status":            func(c *Config) { c.OKStatuses = []int{200, 503} },
-		"--body":                 func(c *Config) { c.Body = "{{.ID" },
+	for name, change := range map[string]func(*Config){
+		"target":               func(c *Config) { c.Target = "127.0.0.1:8080/records" },
+		"method":               func(c *Config) { c.Method = "PO ST" },
+		"max_concurrency":      func(c *Config) { c.MaxConcurrency = 0 },
+		"max_rate":             func(c *Config) { c.MaxRate = 0 },
+		"max_duration":         func(c *Config) { c.MaxDuration = time.Second },
+		"step":                 func(c *Config) { c.Step = time.Millisecond },
+		"warm_up":              func(c *Config) { c.WarmUp = -time.Second },
+		"timeout":              func(c *Config) { c.Timeout = 0 },
+		"stop_rejection_ratio": func(c *Config) { c.StopRejectionRatio = 1.5 },
+		"stop_error_ratio":     func(c *Config) { c.StopErrorRatio = -1 },
+		"stop_p99":             func(c *Config) { c.StopP99 = -time.Second },
+		"concurrency":          func(c *Config) { c.Concurrency = []int{1, 65} },
+		"ok_statuses":          func(c *Config) { c.OKStatuses = []int{200, 503} },
+		"reject_statuses":      func(c *Config) { c.RejectStatuses = []int{99} },
+		"body":                 func(c *Config) { c.Body = "{{.ID" },
 	} {
 		c := ok
 		change(&c)
-		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), flag+": ") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: error %v, want one line naming it", flag, err)
+		if err := c.Validate(); !isField(err, name) {
+			t.Errorf("%s: error %v, want one line naming it", name, err)
+		}
+	}
+}
+
+// Options parse the lists given as text, default the method by the body,
+// and name the field of bad input; a header is "Name: value".
+func TestOptions(t *testing.T) {
+	o := Options{Config: Default(), Concurrency: "1-3,8", OKStatus: "200, 201", RejectStatus: "429"}
+	o.Config.Target, o.Config.Method, o.Config.Body = "http://127.0.0.1:8080/records", "", "{}"
+	cfg, err := o.Resolve()
+	if err != nil || !slices.Equal(cfg.Concurrency, []int{1, 2, 3, 8}) || !slices.Equal(cfg.OKStatuses, []int{200, 201}) ||
+		!slices.Equal(cfg.RejectStatuses, []int{429}) || cfg.Method != "POST" {
+		t.Errorf("resolved %+v, %v", cfg, err)
+	}
+	o.Config.Body = ""
+	if cfg, _ := o.Resolve(); cfg.Method != "GET" {
+		t.Errorf("no body: method %q, want GET", cfg.Method)
+	}
+	o.Config.Method = "PUT"
+	if cfg, _ := o.Resolve(); cfg.Method != "PUT" {
+		t.Errorf("method given: %q, want PUT", cfg.Method)
+	}
+	for name, change := range map[string]func(*Options){
+		"ok_statuses":     func(o *Options) { o.OKStatus = "200,x" },
+		"reject_statuses": func(o *Options) { o.RejectStatus = "5O3" },
+		"concurrency":     func(o *Options) { o.Concurrency = "1-100" }, // over the max concurrency
+		"target":          func(o *Options) { o.Config.Target = "" },
+	} {
+		bad := o
+		change(&bad)
+		if _, err := bad.Resolve(); !isField(err, name) {
+			t.Errorf("%s: error %v, want one line naming it", name, err)
+		}
+	}
+	// Execute reports bad input before anything is written or sent.
+	var out, progress strings.Builder
+	o.Config.Target = ""
+	if _, err := Execute(t.Context(), o, &out, &progress); !isField(err, "target") || out.Len()+progress.Len() != 0 {
+		t.Errorf("Execute: %v, wrote %q and %q", err, out.String(), progress.String())
+	}
+	var c Config
+	if err := c.AddHeader("X-Trace:  a:b "); err != nil || c.Headers.Get("X-Trace") != "a:b" {
+		t.Errorf("header %q, %v", c.Headers, err)
+	}
+	for _, bad := range []string{"no colon", ": v"} {
+		if err := c.AddHeader(bad); err == nil {
+			t.Errorf("header %q accepted", bad)
 		}
 	}
 }
@@ -99,7 +165,7 @@ func TestBodyMaker(t *testing.T) {
 	if b, _ := newBodyMaker(`{{.ID}}`, "p-"); b.parts == nil {
 		t.Error("{{.ID}} did not take the fast path")
 	}
-	if _, err := newBodyMaker(`{{.Missing}}`, "p-"); err == nil || !strings.HasPrefix(err.Error(), "--body: ") {
+	if _, err := newBodyMaker(`{{.Missing}}`, "p-"); !isField(err, "body") {
 		t.Errorf("a template naming an unknown field: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
 )
 
@@ -138,7 +139,7 @@ type engine struct {
 	rejects []int
 }
 
-// RateBurst is the token bucket's depth as a duration at --max-rate: over
+// RateBurst is the token bucket's depth as a duration at MaxRate: over
 // any interval T at most max(1, MaxRate·RateBurst) + MaxRate·T requests
 // start. A bucket of one token would space every two requests by
 // 1/MaxRate, and users that finish together would wait for each other
@@ -154,7 +155,7 @@ func newEngine(cfg Config) (*engine, error) {
 	}
 	u, err := url.Parse(cfg.Target)
 	if err != nil {
-		return nil, fmt.Errorf("--target: %v", err)
+		return nil, field.Errorf("target", "%w", err)
 	}
 	headers := cfg.Headers.Clone()
 	if headers == nil {

@@ -45,7 +45,7 @@ type Step struct {
 	MaxSeconds  *float64 `json:"max_seconds"`
 	MeanSeconds *float64 `json:"mean_seconds"`
 	// AtRateLimit is set when the requests completed in the window came
-	// to 90% or more of --max-rate: the step measured the probe's own
+	// to 90% or more of Config.MaxRate: the step measured the probe's own
 	// limiter as much as the target.
 	AtRateLimit bool `json:"at_rate_limit"`
 }

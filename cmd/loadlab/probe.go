@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/probe"
 )
 
@@ -53,8 +50,45 @@ requests have all failed, so such a target is sent about 20; 130 interrupted: th
 marked partial.
 `
 
+// probeFlagNames names probe.Options' fields as loadlab probe's flags.
+var probeFlagNames = field.Names{
+	"target": "--target", "method": "--method", "body": "--body", "headers": "--header",
+	"concurrency": "--concurrency", "step": "--step", "warm_up": "--warm-up", "timeout": "--timeout",
+	"max_concurrency": "--max-concurrency", "max_rate": "--max-rate", "max_duration": "--max-duration",
+	"stop_rejection_ratio": "--stop-rejection-ratio", "stop_error_ratio": "--stop-error-ratio", "stop_p99": "--stop-p99",
+	"ok_statuses": "--ok-status", "reject_statuses": "--reject-status", "out": "--out",
+}
+
 func runProbe(args []string, stdout io.Writer) error {
-	cfg := probe.Default()
+	opts, err := probeOptions(args, stdout)
+	if err != nil {
+		return err
+	}
+	ctx, _, done, err := begin("", nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := probe.Execute(ctx, opts, stdout, os.Stderr)
+	switch _, badInput := field.Of(err); {
+	case errors.Is(err, probe.ErrFirstStepFailed):
+		return usageErr("probe: %v", err)
+	case badInput:
+		return usageErr("%v", probeFlagNames.Rename(err))
+	case err != nil:
+		return err
+	case res.Partial:
+		return interrupted(fmt.Errorf("probe: %d of %d steps measured", len(res.Steps), len(res.Plan.Concurrency)))
+	case res.Errors() > 0:
+		return &exitError{code: exitFailed, err: fmt.Errorf("probe: %d measured requests ended in an error (see errors and error_kinds per step)", res.Errors())}
+	}
+	return nil
+}
+
+// probeOptions reads loadlab probe's flags.
+func probeOptions(args []string, stdout io.Writer) (probe.Options, error) {
+	o := probe.Options{Config: probe.Default()}
+	cfg := &o.Config
 	fs, parse := newFlagSet("probe", probeSynopsis, stdout)
 	fs.StringVar(&cfg.Target, "target", "", "URL to probe (required): http:// or https://, the only URL sent anything")
 	fs.StringVar(&cfg.Method, "method", "", "HTTP method of every request (default GET, or POST with a --body)")
@@ -62,18 +96,8 @@ func runProbe(args []string, stdout io.Writer) error {
 		"{{json .ID}} the id as a JSON string (as in pipeline files)\n"+
 		"(sent with Content-Type application/json unless a --header sets it),\n"+
 		`e.g. '{"id":"{{.ID}}","complete":true}'`)
-	fs.Func("header", "extra request header 'Name: value' (repeatable)", func(s string) error {
-		name, value, ok := strings.Cut(s, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return fmt.Errorf("%q is not 'Name: value'", s)
-		}
-		if cfg.Headers == nil {
-			cfg.Headers = http.Header{}
-		}
-		cfg.Headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-		return nil
-	})
-	conc := fs.String("concurrency", "", "the steps, users in closed loop: numbers and ranges, e.g. 1-16,24,32,48,64\n(default 1 to --max-concurrency, one by one)")
+	fs.Func("header", "extra request header 'Name: value' (repeatable)", cfg.AddHeader)
+	fs.StringVar(&o.Concurrency, "concurrency", "", "the steps, users in closed loop: numbers and ranges, e.g. 1-16,24,32,48,64\n(default 1 to --max-concurrency, one by one)")
 	fs.DurationVar(&cfg.Step, "step", cfg.Step, "measured length of each step")
 	fs.DurationVar(&cfg.WarmUp, "warm-up", cfg.WarmUp, "unmeasured warm-up before every step")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per-request timeout, from send to the end of the answer (a timeout is counted, not an error)")
@@ -83,119 +107,10 @@ func runProbe(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.StopRejectionRatio, "stop-rejection-ratio", cfg.StopRejectionRatio, "stop after a step whose rejections exceed this fraction of its requests")
 	fs.Float64Var(&cfg.StopErrorRatio, "stop-error-ratio", cfg.StopErrorRatio, "stop after a step whose errors and timeouts exceed this fraction of its requests")
 	fs.DurationVar(&cfg.StopP99, "stop-p99", cfg.StopP99, "stop after a step whose p99 latency of successes exceeds this (0: no limit)")
-	okStatus := fs.String("ok-status", "", "statuses that count as success, comma-separated (default every 2xx)")
-	rejectStatus := fs.String("reject-status", "", "statuses that count as rejections, comma-separated (default 503,429)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object (the plan and progress go to stderr)")
-	out := fs.String("out", "", "also write probe.json, probe.md and probe.html into this folder (created if missing)")
-	if err := parse(args); err != nil {
-		return err
-	}
-	var err error
-	if *conc != "" {
-		if cfg.Concurrency, err = probe.ParseConcurrency(*conc); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	if cfg.OKStatuses, err = parseStatuses("ok-status", *okStatus); err != nil {
-		return err
-	}
-	if cfg.RejectStatuses, err = parseStatuses("reject-status", *rejectStatus); err != nil {
-		return err
-	}
-	if cfg.Method == "" {
-		cfg.Method = http.MethodGet
-		if cfg.Body != "" {
-			cfg.Method = http.MethodPost
-		}
-	}
-	ctx, _, done, err := begin("", cfg.Validate())
-	if err != nil {
-		return err
-	}
-	defer done()
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return usageErr("--out: %v", err)
-		}
-	}
-	progress := stdout
-	if *asJSON {
-		progress = os.Stderr
-	}
-	if err := probe.WritePlan(progress, cfg.Plan()); err != nil {
-		return err
-	}
-	res, err := probe.Run(ctx, cfg, func(s probe.Step) { fmt.Fprintln(progress, probe.StepLine(s)) })
-	if errors.Is(err, probe.ErrFirstStepFailed) {
-		return usageErr("probe: %v", err)
-	}
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if *asJSON {
-		err = writeJSON(stdout, res)
-	} else {
-		fmt.Fprintln(stdout)
-		err = probe.WriteMarkdown(stdout, res)
-	}
-	if err != nil {
-		return err
-	}
-	if *out != "" {
-		if err := writeProbeFiles(*out, res); err != nil {
-			return err
-		}
-	}
-	if res.Partial {
-		return interrupted(fmt.Errorf("probe: %d of %d steps measured", len(res.Steps), len(res.Plan.Concurrency)))
-	}
-	errs := 0
-	for _, s := range res.Steps {
-		errs += s.Errors
-	}
-	if errs > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("probe: %d measured requests ended in an error (see errors and error_kinds per step)", errs)}
-	}
-	return nil
-}
-
-// parseStatuses parses a comma-separated list of HTTP statuses.
-func parseStatuses(flagName, s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for part := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 100 || n > 599 {
-			return nil, usageErr("--%s: %q is not an HTTP status", flagName, part)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// writeProbeFiles writes probe.json, probe.md and probe.html into dir.
-func writeProbeFiles(dir string, res probe.Result) error {
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"probe.json", func(w io.Writer) error { return writeJSON(w, res) }},
-		{"probe.md", func(w io.Writer) error { return probe.WriteMarkdown(w, res) }},
-		{"probe.html", func(w io.Writer) error { return probe.WriteHTML(w, res) }},
-	} {
-		fh, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return err
-		}
-		err = f.write(fh)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("probe: writing %s: %w", f.name, err)
-		}
-	}
-	return nil
+	fs.StringVar(&o.OKStatus, "ok-status", "", "statuses that count as success, comma-separated (default every 2xx)")
+	fs.StringVar(&o.RejectStatus, "reject-status", "", "statuses that count as rejections, comma-separated (default 503,429)")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object (the plan and progress go to stderr)")
+	fs.StringVar(&o.Out, "out", "", "also write probe.json, probe.md and probe.html into this folder (created if missing)")
+	err := parse(args) // before o is read: the flags write into it
+	return o, err
 }

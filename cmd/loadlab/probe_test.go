@@ -19,11 +19,11 @@ import (
 )
 
 // loadlab probe --json against the system of record prints one object
-// with the issue's fields, and --out writes the same JSON, the Markdown
+// with the documented fields, and --out writes the same JSON, the Markdown
 // and the HTML chart. Slow writes (150 ms) at time scale 1, so that the
 // race detector's and a busy machine's milliseconds per call cannot move
-// the knee (at 15 ms writes and 150 ms steps, CI once read 6 users at 82%
-// of the plateau and found no knee).
+// the knee (at 15 ms writes and 150 ms steps a busy machine can read 6
+// users at 82% of the plateau and find no knee).
 func TestProbeJSONAndFiles(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
@@ -130,21 +130,30 @@ func TestProbeBadInputExitsTwo(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	for want, args := range map[string][]string{
-		"--target":          {},
-		"--concurrency":     {"--target", srv.URL, "--concurrency", "1-100"},
-		"--max-rate":        {"--target", srv.URL, "--max-rate", "0"},
-		"--max-duration":    {"--target", srv.URL, "--max-duration", "1s"},
-		"-header":           {"--target", srv.URL, "--header", "no colon"},
-		"--reject-status":   {"--target", srv.URL, "--reject-status", "5O3"},
-		"--body":            {"--target", srv.URL, "--body", "{{.Nope}}"},
-		"--max-concurrency": {"--target", srv.URL, "--max-concurrency", "5000"},
+	for _, tc := range []struct {
+		args []string
+		want string // the whole line on stderr
+	}{
+		{nil, "--target: required (the URL to probe)"},
+		{[]string{"--target", srv.URL, "--concurrency", "1-100"}, "--concurrency: 65 is outside 1…64 (the max concurrency)"},
+		{[]string{"--target", srv.URL, "--concurrency", "4-2"}, `--concurrency: "4-2" is not a range FROM-TO with FROM ≤ TO`},
+		{[]string{"--target", srv.URL, "--max-rate", "0"}, "--max-rate: 0 must be a finite number of requests per second above 0"},
+		{[]string{"--target", srv.URL, "--max-duration", "1s"}, "--max-duration: 1s is shorter than one step (warm-up 500ms + step 2s)"},
+		{[]string{"--target", srv.URL, "--header", "no colon"}, `probe: invalid value "no colon" for flag -header: "no colon" is not 'Name: value'`},
+		{[]string{"--target", srv.URL, "--reject-status", "5O3"}, `--reject-status: "5O3" is not an HTTP status`},
+		{[]string{"--target", srv.URL, "--ok-status", "503"}, "--ok-status: 503 is also a rejection status"},
+		{[]string{"--target", srv.URL, "--body", "{{.Nope}}"},
+			`--body: template: body:1:2: executing "body" at <.Nope>: can't evaluate field Nope in type probe.BodyFields`},
+		{[]string{"--target", srv.URL, "--max-concurrency", "5000"}, "--max-concurrency: 5000 must be between 1 and 4096"},
+		{[]string{"--target", srv.URL, "--warm-up", "-1s"}, "--warm-up: -1s must be ≥ 0"},
+		{[]string{"--target", srv.URL, "--stop-p99", "-1s"}, "--stop-p99: -1s must be ≥ 0 (0: no latency limit)"},
+		{[]string{"--target", "ftp://h/x"}, `--target: "ftp://h/x" must be an absolute http:// or https:// URL`},
+		{[]string{"--target", srv.URL, "--out", filepath.Join(os.Args[0], "x")}, "--out: mkdir " + os.Args[0] + ": not a directory"},
 	} {
 		var out, errb bytes.Buffer
-		code := run(append([]string{"probe"}, args...), &out, &errb)
-		msg := strings.TrimSpace(errb.String())
-		if code != exitUsage || !strings.Contains(msg, want) || strings.Count(msg, "\n") != 0 {
-			t.Errorf("%v: exit %d, %q; want 2, one line naming %s", args, code, msg, want)
+		code := run(append([]string{"probe"}, tc.args...), &out, &errb)
+		if msg := strings.TrimSuffix(errb.String(), "\n"); code != exitUsage || msg != "loadlab: "+tc.want || out.Len() != 0 {
+			t.Errorf("%v: exit %d, %q, stdout %q; want 2 and %q", tc.args, code, msg, out.String(), tc.want)
 		}
 	}
 	if n := hits.Load(); n != 0 {

@@ -32,6 +32,10 @@ func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
 	if err := os.WriteFile(badYAML, []byte("records:\n  workers: -3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	noProfiles := dir + "/no-profiles.yaml"
+	if err := os.WriteFile(noProfiles, []byte("profiles: null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -42,7 +46,8 @@ func TestBadFlagsExitTwoNamingTheField(t *testing.T) {
 		{"bad duration", []string{"--slow-write-time", "fast"}, "-slow-write-time"},
 		{"zero read-header timeout", []string{"--read-header-timeout", "0s"}, "read_header_timeout"},
 		{"unknown profile", []string{"--profile", "nope"}, "healthy, slow-enrichment, slow-write"},
-		{"public without token", []string{"--listen", "0.0.0.0:9"}, "admin_token"},
+		{"public without token", []string{"--listen", "0.0.0.0:9"}, `config: admin_token: required when listen address "0.0.0.0:9" is not loopback (set --admin-token)`},
+		{"flag over a file without its profile", []string{"--config", noProfiles, "--slow-write-time", "9ms"}, `--slow-write-time: profile "slow-write" is not defined`},
 		{"config file field", []string{"--config", badYAML}, "records.workers"},
 		{"missing config file", []string{"--config", dir + "/none.yaml"}, "no such file"},
 		{"unknown flag", []string{"--wat"}, "wat"},

@@ -1,22 +1,17 @@
 // Package config is the mock service's configuration: the shape of each
 // station, the latency profiles, and the service's settings, with their
-// defaults (the lab's) and their validation. The server builds itself from
+// defaults (the lab's), their loading (a file, then a command line's
+// overrides) and their validation. The server builds itself from
 // a Config; the experiment runner reads one to compute its bounds.
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -55,9 +50,33 @@ const (
 	// UnboundedQueue as a Station's Queue means no limit.
 	UnboundedQueue = -1
 
-	maxConfigBytes             = 1 << 20
-	adminTokenNonLoopbackError = "admin_token: required when listen address %q is not loopback (set --admin-token)"
+	maxConfigBytes = 1 << 20
 )
+
+// FieldError is an invalid setting of a Config or a Station: Field is its
+// YAML path ("admin_token", "records.workers").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// fieldErrorf returns a *FieldError for field, its message formatted as
+// fmt.Errorf does.
+func fieldErrorf(field, format string, a ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
+}
+
+// within puts a station's *FieldError under the station's name.
+func within(station string, err error) error {
+	if fe, ok := err.(*FieldError); ok {
+		return &FieldError{Field: station + "." + fe.Field, Err: fe.Err}
+	}
+	return fmt.Errorf("%s.%w", station, err)
+}
 
 // Station is the shape of one station: N workers in front of a FIFO queue
 // of at most Queue waiting requests.
@@ -92,17 +111,18 @@ type Station struct {
 	PreciseTimers bool `yaml:"precise_timers" json:"precise_timers"`
 }
 
-// Validate reports the first invalid field, named relative to the station.
+// Validate reports the first invalid field as a *FieldError, named
+// relative to the station ("workers").
 func (c Station) Validate() error {
 	switch {
 	case c.Workers < 1:
-		return fmt.Errorf("workers: %d must be ≥ 1", c.Workers)
+		return fieldErrorf("workers", "%d must be ≥ 1", c.Workers)
 	case c.Queue < UnboundedQueue:
-		return fmt.Errorf("queue: %d must be ≥ 0, or -1 for unbounded", c.Queue)
+		return fieldErrorf("queue", "%d must be ≥ 0, or -1 for unbounded", c.Queue)
 	case !api.Rejected(c.RejectStatus):
-		return fmt.Errorf("reject_status: %d must be 503 or 429", c.RejectStatus)
+		return fieldErrorf("reject_status", "%d must be 503 or 429", c.RejectStatus)
 	case c.TieWindow < 0:
-		return fmt.Errorf("tie_window: %v must be ≥ 0", c.TieWindow)
+		return fieldErrorf("tie_window", "%v must be ≥ 0", c.TieWindow)
 	}
 	return nil
 }
@@ -223,30 +243,6 @@ func (c Config) Station(name string) (Station, bool) {
 	return Station{}, false
 }
 
-// LoadFile reads YAML from path over c: keys present in the file replace
-// c's values (a profile named in the file replaces that profile whole);
-// unknown keys are errors.
-func LoadFile(path string, c *Config) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if len(data) > maxConfigBytes {
-		return fmt.Errorf("config %s: larger than %d bytes", path, maxConfigBytes)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
-}
-
 // ProfileNames returns the configured profile names, sorted.
 func (c Config) ProfileNames() []string {
 	names := make([]string, 0, len(c.Profiles))
@@ -257,48 +253,59 @@ func (c Config) ProfileNames() []string {
 	return names
 }
 
-// Validate reports the first invalid field by its YAML path.
+// Validate reports the first invalid field by its YAML path: a
+// *FieldError for a setting of the Config or of a station
+// ("records.workers"), a text naming the path for a profile's
+// distribution ("profiles.slow-write.records.value: …").
 func (c Config) Validate() error {
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return fmt.Errorf("listen: %q is not host:port: %v", c.Listen, err)
-	}
-	if c.AdminToken == "" && !isLoopback(c.Listen) {
-		return fmt.Errorf(adminTokenNonLoopbackError, c.Listen)
-	}
-	if c.Instances < 1 || c.Instances > MaxInstances {
-		return fmt.Errorf("instances: %d must be in [1, %d]", c.Instances, MaxInstances)
-	}
-	if err := api.CheckTimeScale(c.TimeScale); err != nil {
-		return fmt.Errorf("time_scale: %w", err)
-	}
-	if c.ShutdownTimeout <= 0 {
-		return fmt.Errorf("shutdown_timeout: %v must be > 0", c.ShutdownTimeout)
-	}
-	if c.ReadHeaderTimeout <= 0 {
-		return fmt.Errorf("read_header_timeout: %v must be > 0", c.ReadHeaderTimeout)
-	}
-	if c.RequestLogCap < 0 {
-		return fmt.Errorf("request_log_cap: %d must be ≥ 0", c.RequestLogCap)
+	if err := c.validateService(); err != nil {
+		return err
 	}
 	if err := c.Enrichment.Validate(); err != nil {
-		return fmt.Errorf("enrichment.%w", err)
+		return within("enrichment", err)
 	}
 	if err := c.Records.Validate(); err != nil {
-		return fmt.Errorf("records.%w", err)
+		return within("records", err)
 	}
 	if len(c.Profiles) == 0 {
-		return errors.New("profiles: at least one is needed")
+		return fieldErrorf("profiles", "at least one is needed")
 	}
 	for _, name := range c.ProfileNames() {
 		if name == "" || strings.ContainsAny(name, " \t\n\"") {
-			return fmt.Errorf("profiles: name %q must be non-empty, without spaces or quotes", name)
+			return fieldErrorf("profiles", "name %q must be non-empty, without spaces or quotes", name)
 		}
 		if _, _, err := c.Profiles[name].Build(); err != nil {
 			return fmt.Errorf("profiles.%s.%w", name, err)
 		}
 	}
 	if _, ok := c.Profiles[c.Profile]; !ok {
-		return fmt.Errorf("profile: %q is not one of %s", c.Profile, strings.Join(c.ProfileNames(), ", "))
+		return fieldErrorf("profile", "%q is not one of %s", c.Profile, strings.Join(c.ProfileNames(), ", "))
+	}
+	return nil
+}
+
+// validateService checks the settings of the service as a whole.
+func (c Config) validateService() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fieldErrorf("listen", "%q is not host:port: %v", c.Listen, err)
+	}
+	if c.AdminToken == "" && !isLoopback(c.Listen) {
+		return fieldErrorf("admin_token", "required when listen address %q is not loopback", c.Listen)
+	}
+	if c.Instances < 1 || c.Instances > MaxInstances {
+		return fieldErrorf("instances", "%d must be in [1, %d]", c.Instances, MaxInstances)
+	}
+	if err := api.CheckTimeScale(c.TimeScale); err != nil {
+		return &FieldError{Field: "time_scale", Err: err}
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fieldErrorf("shutdown_timeout", "%v must be > 0", c.ShutdownTimeout)
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		return fieldErrorf("read_header_timeout", "%v must be > 0", c.ReadHeaderTimeout)
+	}
+	if c.RequestLogCap < 0 {
+		return fieldErrorf("request_log_cap", "%d must be ≥ 0", c.RequestLogCap)
 	}
 	return nil
 }
@@ -315,15 +322,4 @@ func isLoopback(listen string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// YAML returns c as a YAML document that LoadFile reads back; the admin
-// token is left out.
-func (c Config) YAML() ([]byte, error) {
-	c.AdminToken = ""
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	return out, nil
 }

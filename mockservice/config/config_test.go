@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -38,12 +39,50 @@ func TestConfigValidation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
+			// A setting of the service or a station is a *FieldError
+			// naming its path; a profile's distribution, text.
+			var fe *config.FieldError
+			if isField := errors.As(err, &fe); isField != !strings.HasPrefix(tt.want, "profiles.") ||
+				isField && fe.Field+":" != strings.SplitN(tt.want, " ", 2)[0] {
+				t.Errorf("%v: field %+v", err, fe)
+			}
 		})
 	}
 	ok := config.Default()
 	ok.Listen, ok.AdminToken = "0.0.0.0:8080", "t"
 	if err := ok.Validate(); err != nil {
 		t.Errorf("public address with a token: %v", err)
+	}
+}
+
+// Load applies the file over the defaults, then the overrides in order,
+// then validates.
+func TestLoad(t *testing.T) {
+	path := t.TempDir() + "/c.yaml"
+	if err := os.WriteFile(path, []byte("records:\n  workers: 3\n  queue: 4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	workers := func(n int) config.Override {
+		return func(c *config.Config) error { c.Records.Workers = n; return nil }
+	}
+	c, err := config.Load(path, workers(5), workers(7))
+	if err != nil || c.Records.Workers != 7 || c.Records.Queue != 4 || c.Enrichment.Workers != config.DefaultEnrichmentWorkers {
+		t.Errorf("records %+v, %v; want 7 workers from the last override, queue 4 from the file", c.Records, err)
+	}
+	if c, err := config.Load(""); err != nil || c.Records.Workers != config.DefaultRecordsWorkers {
+		t.Errorf("no file: %+v, %v", c.Records, err)
+	}
+	_, err = config.Load(path, workers(0))
+	var fe *config.FieldError
+	if !errors.As(err, &fe) || fe.Field != "records.workers" || err.Error() != "config: records.workers: 0 must be ≥ 1" {
+		t.Errorf("invalid after the overrides: %v", err)
+	}
+	refused := errors.New("refused")
+	if _, err := config.Load(path, func(*config.Config) error { return refused }); err != refused {
+		t.Errorf("a failing override: %v", err)
+	}
+	if _, err := config.Load(path + ".none"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("no such file: %v", err)
 	}
 }
 

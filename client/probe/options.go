@@ -1,0 +1,163 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/loadlab/loadlab/client/field"
+)
+
+// Options are a probe as a command line gives it: a Config, the lists it
+// takes as text, and where the result goes. The zero value is not valid:
+// start Config from Default and set its Target.
+type Options struct {
+	// Config is the probe. An empty Method is GET, or POST when there is
+	// a Body.
+	Config Config
+	// Concurrency, when not empty, replaces Config.Concurrency: steps as
+	// ParseConcurrency reads them ("1-16,24,32").
+	Concurrency string
+	// OKStatus and RejectStatus, when not empty, replace Config.OKStatuses
+	// and Config.RejectStatuses: comma-separated HTTP statuses ("200,201").
+	OKStatus, RejectStatus string
+	// JSON prints the result as one JSON object, the plan and the progress
+	// going to the progress writer; otherwise all of it goes to stdout, the
+	// result as Markdown.
+	JSON bool
+	// Out, when not empty, is a folder (created if missing) that also
+	// receives probe.json, probe.md and probe.html.
+	Out string
+}
+
+// Resolve returns the Config the options give, validated. An error is a
+// *field.Error naming a Config field in snake case ("concurrency",
+// "ok_statuses") or "out".
+func (o Options) Resolve() (Config, error) {
+	cfg := o.Config
+	var err error
+	if o.Concurrency != "" {
+		if cfg.Concurrency, err = ParseConcurrency(o.Concurrency); err != nil {
+			return Config{}, field.Within("concurrency", err)
+		}
+	}
+	if cfg.OKStatuses, err = statuses("ok_statuses", o.OKStatus, cfg.OKStatuses); err != nil {
+		return Config{}, err
+	}
+	if cfg.RejectStatuses, err = statuses("reject_statuses", o.RejectStatus, cfg.RejectStatuses); err != nil {
+		return Config{}, err
+	}
+	if cfg.Method == "" {
+		cfg.Method = http.MethodGet
+		if cfg.Body != "" {
+			cfg.Method = http.MethodPost
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// statuses parses a comma-separated list of HTTP statuses for the field
+// name; an empty s keeps dflt.
+func statuses(name, s string, dflt []int) ([]int, error) {
+	if s == "" {
+		return dflt, nil
+	}
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 100 || n > 599 {
+			return nil, field.Errorf(name, "%q is not an HTTP status", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// AddHeader adds a header given as "Name: value" to every request.
+func (c *Config) AddHeader(line string) error {
+	name, value, ok := strings.Cut(line, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%q is not 'Name: value'", line)
+	}
+	if c.Headers == nil {
+		c.Headers = http.Header{}
+	}
+	c.Headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	return nil
+}
+
+// Execute resolves o, then runs the probe: it prints the plan, a line per
+// step as it ends, and the result (see Options.JSON), and writes the files
+// of Options.Out. progress receives the plan and the steps with JSON (a
+// terminal's stderr, say); without it they go to stdout.
+//
+// Its error is Resolve's or the folder's (a *field.Error: nothing was
+// sent), Run's (ErrFirstStepFailed: nothing is printed but the plan and the
+// steps), or a failure to write. A result with measured errors or a
+// Partial one is no error: the caller judges it.
+func Execute(ctx context.Context, o Options, stdout, progress io.Writer) (Result, error) {
+	cfg, err := o.Resolve()
+	if err != nil {
+		return Result{}, err
+	}
+	if o.Out != "" {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return Result{}, field.Errorf("out", "%w", err)
+		}
+	}
+	if !o.JSON {
+		progress = stdout
+	}
+	if err := WritePlan(progress, cfg.Plan()); err != nil {
+		return Result{}, err
+	}
+	res, err := Run(ctx, cfg, func(s Step) { fmt.Fprintln(progress, StepLine(s)) })
+	if err != nil {
+		return res, err
+	}
+	if o.JSON {
+		err = WriteJSON(stdout, res)
+	} else {
+		fmt.Fprintln(stdout)
+		err = WriteMarkdown(stdout, res)
+	}
+	if err == nil && o.Out != "" {
+		err = WriteFiles(o.Out, res)
+	}
+	return res, err
+}
+
+// WriteJSON writes the result as one indented JSON object.
+func WriteJSON(w io.Writer, r Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFiles writes probe.json, probe.md and probe.html into dir, which
+// must exist.
+func WriteFiles(dir string, r Result) error {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, Result) error
+	}{{"probe.json", WriteJSON}, {"probe.md", WriteMarkdown}, {"probe.html", WriteHTML}} {
+		fh, err := os.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return err
+		}
+		err = f.write(fh, r)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("probe: writing %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
