@@ -25,9 +25,8 @@ import (
 )
 
 // Kind is what a fault does, one of the constants below; its text is the
-// faults file's kind. It is the string type itself, so that a Kind reads
-// and concatenates as text.
-type Kind = string
+// faults file's kind.
+type Kind string
 
 // Kinds of fault.
 const (

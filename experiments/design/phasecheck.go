@@ -93,7 +93,7 @@ func (ph Phase) validateFaults(l loc) *problem {
 		if err := ft.Validate(); err != nil {
 			return fail(fl, err)
 		}
-		if ft.Direction == "upstream" && (ft.Kind == faults.Reset || ft.Kind == faults.Blackhole) {
+		if ft.Direction == faults.Upstream && (ft.Kind == faults.Reset || ft.Kind == faults.Blackhole) {
 			return failf(fl.in("direction"), "a %s upstream drops requests the client has sent in full, so no run could reconcile its calls with the server's: use downstream", ft.Kind)
 		}
 		if !slices.Contains(deps, ft.Dependency) {

@@ -122,7 +122,7 @@ func phaseLines(ps design.PhasedScenario) []phaseLine {
 // 50ms on enrichment", "reset on records (after 500ms, 30% of
 // connections)".
 func describeFault(f faults.Fault) string {
-	s := f.Kind
+	s := string(f.Kind)
 	switch f.Kind {
 	case faults.Latency:
 		s += " " + f.Latency.String()
