@@ -52,12 +52,13 @@ func Of(err error) (*Error, bool) {
 // a field is named by the longest dotted prefix of it in the map.
 type Names map[string]string
 
-// Name is what the user types for field, or "" when the map has no
-// prefix of it.
-func (n Names) Name(field string) string {
+// Name is what the user types for field, and the rest of the field's path
+// below the prefix the map names ("" when the map names the field whole);
+// name is "" when the map has no prefix of field.
+func (n Names) Name(field string) (name, rest string) {
 	for f := field; f != ""; {
 		if name, ok := n[f]; ok {
-			return name
+			return name, strings.TrimPrefix(strings.TrimPrefix(field, f), ".")
 		}
 		i := strings.LastIndexByte(f, '.')
 		if i < 0 {
@@ -65,20 +66,24 @@ func (n Names) Name(field string) string {
 		}
 		f = f[:i]
 	}
-	return ""
+	return "", ""
 }
 
 // Rename returns err with its field named as the user types it
-// ("--max-rate: 0 must be > 0" for the field max_rate), or err unchanged
-// when it is about no field the map names.
+// ("--max-rate: 0 must be > 0" for the field max_rate; "--retries:
+// attempts: 0 must be ≥ 1" for retries.attempts when only retries is
+// named), or err unchanged when it is about no field the map names.
 func (n Names) Rename(err error) error {
 	fe, ok := Of(err)
 	if !ok {
 		return err
 	}
-	name := n.Name(fe.Field)
+	name, rest := n.Name(fe.Field)
 	if name == "" {
 		return err
+	}
+	if rest != "" {
+		name += ": " + rest
 	}
 	return &renamed{name: name, err: fe}
 }

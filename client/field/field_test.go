@@ -18,7 +18,7 @@ func TestWithinAndRename(t *testing.T) {
 	}{
 		{field.Errorf("records", "%d must be ≥ 1", 0), "records", "records: 0 must be ≥ 1", "--records: 0 must be ≥ 1"},
 		{field.Within("strategy", field.Within("permits", field.Errorf("geo", "%w", base))), "strategy.permits.geo",
-			"strategy.permits.geo: must be ≥ 1", "--permits: must be ≥ 1"},
+			"strategy.permits.geo: must be ≥ 1", "--permits: geo: must be ≥ 1"},
 		{field.Within("strategy", base), "strategy", "strategy: must be ≥ 1", "--strategy-file: must be ≥ 1"},
 		{fmt.Errorf("records: %w", field.Errorf("time_scale", "%v is not > 0", 0)), "time_scale",
 			"records: time_scale: 0 is not > 0", "--time-scale?"},

@@ -121,7 +121,7 @@ func parseConfig(args []string, helpOut io.Writer) (cfg config.Config, printOnly
 	cfg, err = config.Load(configPath, b.overrides...)
 	var fe *config.FieldError
 	if errors.As(err, &fe) {
-		if name := requiredFlags.Name(fe.Field); name != "" {
+		if name, _ := requiredFlags.Name(fe.Field); name != "" {
 			err = fmt.Errorf("%w (set %s)", err, name)
 		}
 	}
