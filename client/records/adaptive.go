@@ -8,10 +8,14 @@ import (
 	"github.com/loadlab/loadlab/budgets"
 )
 
+// AdaptiveAlg names an adaptive limit's algorithm, as strategy files and
+// --adaptive specs spell it.
+type AdaptiveAlg string
+
 // The adaptive algorithms C5 runs.
 const (
-	AlgAIMD  = "aimd"
-	AlgVegas = "vegas"
+	AlgAIMD  AdaptiveAlg = "aimd"
+	AlgVegas AdaptiveAlg = "vegas"
 )
 
 // C5's adaptive limits start at C4's budgets and stay within what the
@@ -80,7 +84,7 @@ func (a AdaptiveLimit) Validate() error {
 }
 
 // Name is the algorithm's name (AlgAIMD or AlgVegas), "" when it has none.
-func (a AdaptiveLimit) Name() string {
+func (a AdaptiveLimit) Name() AdaptiveAlg {
 	switch {
 	case a.AIMD != nil:
 		return AlgAIMD
@@ -116,7 +120,7 @@ func (a AdaptiveLimit) Describe() string {
 
 // C5Adaptive is C5's adaptive limit per dependency of the lab with
 // algorithm alg (AlgAIMD or AlgVegas; anything else gives AIMD).
-func C5Adaptive(alg string) map[string]AdaptiveLimit {
+func C5Adaptive(alg AdaptiveAlg) map[string]AdaptiveLimit {
 	if alg == AlgVegas {
 		return map[string]AdaptiveLimit{
 			Enrichment: {Vegas: &budgets.Vegas{Initial: DefaultEnrichPermits, Floor: 1, Ceiling: C5EnrichmentCeiling,

@@ -10,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
@@ -32,9 +31,10 @@ type runner struct {
 	// The write's (the last step's dependency's) answers 201 (stored new)
 	// and 200 (a duplicate).
 	created, duplicate atomic.Int64
-	// kinds counts the calls that ended in an error, by "dependency: kind".
+	// kinds counts the calls that ended in an error, by dependency and
+	// kind.
 	kindsMu sync.Mutex
-	kinds   map[string]int
+	kinds   map[ErrorKey]int
 	// tally counts the run's records, and its events in time.
 	tally *tally
 }
@@ -53,30 +53,19 @@ func (r *runner) limits() map[string]int {
 
 // countError records a call that ended in an error under its kind.
 func (r *runner) countError(dep string, res budgets.Result) {
-	kind := "transport error"
-	switch {
-	case res.Status != 0:
-		kind = fmt.Sprintf("status %d", res.Status)
-	case errors.Is(res.Err, syscall.ECONNREFUSED):
-		kind = "connection refused"
-	case errors.Is(res.Err, syscall.ECONNRESET):
-		kind = "connection reset"
-	case errors.Is(res.Err, io.EOF), errors.Is(res.Err, io.ErrUnexpectedEOF):
-		kind = "connection closed without an answer"
-	case errors.Is(res.Err, context.Canceled):
-		return // the run was interrupted: not the dependency's error
+	if kind, ok := kindOf(res); ok {
+		r.countKind(dep, kind)
 	}
-	r.countKind(dep, kind)
 }
 
 // countKind counts one call that ended in an error of the given kind.
-func (r *runner) countKind(dep, kind string) {
+func (r *runner) countKind(dep string, kind ErrorKind) {
 	r.kindsMu.Lock()
 	defer r.kindsMu.Unlock()
 	if r.kinds == nil {
-		r.kinds = map[string]int{}
+		r.kinds = map[ErrorKey]int{}
 	}
-	r.kinds[dep+": "+kind]++
+	r.kinds[ErrorKey{Dependency: dep, Kind: kind}]++
 }
 
 // buildBudgets returns a budget per dependency of the pipeline, and the
@@ -138,7 +127,7 @@ func (r *runner) process(ctx context.Context, i int) (State, string) {
 				headers, err = dep.RenderHeaders(data)
 			}
 			if err != nil { // the templates rendered at load; an id can still break one
-				r.countKind(dep.Name, "template: "+err.Error())
+				r.countKind(dep.Name, TemplateKind(err))
 				return Failed, id
 			}
 			call := r.call(dep, path, body, headers)

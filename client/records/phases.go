@@ -2,11 +2,12 @@ package records
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/loadlab/loadlab/client/field"
 )
 
 // Phase is a named part of a time-bounded run, for per-phase figures: the
@@ -89,37 +90,37 @@ func (c Config) timeBound() Config {
 	return c
 }
 
-// validateTime checks Duration, Phases and CallURLs, naming the flag.
+// validateTime checks Duration, Phases and CallURLs, naming the field.
 func (c Config) validateTime() error {
 	if c.Duration < 0 {
-		return fmt.Errorf("duration: %v must be ≥ 0 (0: no time limit)", c.Duration)
+		return field.Errorf("duration", "%v must be ≥ 0 (0: no time limit)", c.Duration)
 	}
 	var sum time.Duration
 	seen := map[string]bool{}
 	for i, p := range c.Phases {
 		switch {
 		case p.Name == "":
-			return fmt.Errorf("phases: phase %d has no name", i+1)
+			return field.Errorf("phases", "phase %d has no name", i+1)
 		case p.Name == DrainPhase:
-			return fmt.Errorf("phases: %q is the name of the phase after the last, in which records in progress end: choose another", p.Name)
+			return field.Errorf("phases", "%q is the name of the phase after the last, in which records in progress end: choose another", p.Name)
 		case seen[p.Name]:
-			return fmt.Errorf("phases: %q appears twice", p.Name)
+			return field.Errorf("phases", "%q appears twice", p.Name)
 		case p.Duration <= 0:
-			return fmt.Errorf("phases: %s: duration %v must be > 0", p.Name, p.Duration)
+			return field.Errorf("phases", "%s: duration %v must be > 0", p.Name, p.Duration)
 		}
 		seen[p.Name] = true
 		sum += p.Duration
 	}
 	if len(c.Phases) > 0 && c.Duration > 0 && sum != c.Duration {
-		return fmt.Errorf("phases: they add up to %v, not the duration %v", sum, c.Duration)
+		return field.Errorf("phases", "they add up to %v, not the duration %v", sum, c.Duration)
 	}
 	p := c.PipelineOrLab()
 	for dep, u := range c.CallURLs {
 		if p.Dependency(dep) == nil {
-			return fmt.Errorf("call-url: %q is not a dependency of pipeline %s (%v)", dep, p.Name, p.Names())
+			return field.Errorf("call_urls", "%q is not a dependency of pipeline %s (%v)", dep, p.Name, p.Names())
 		}
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return fmt.Errorf("call-url: %s: %q is not a base URL (http://host:port)", dep, u)
+			return field.Errorf("call_urls", "%s: %q is not a base URL (http://host:port)", dep, u)
 		}
 	}
 	return nil

@@ -247,8 +247,8 @@ func TestTimeValidation(t *testing.T) {
 		{func(c *records.Config) { c.Phases = ph("a", time.Second, "b", time.Duration(0)) }, "phases: b: duration 0s must be > 0"},
 		{func(c *records.Config) { c.Phases = ph("drain", time.Second) }, `phases: "drain"`},
 		{func(c *records.Config) { c.Duration, c.Phases = 3*time.Second, ph("a", time.Second, "b", time.Second) }, "phases: they add up to 2s, not the duration 3s"},
-		{func(c *records.Config) { c.CallURLs = map[string]string{"nope": "http://127.0.0.1:1"} }, `call-url: "nope" is not a dependency`},
-		{func(c *records.Config) { c.CallURLs = map[string]string{records.Records: "127.0.0.1:1"} }, "call-url: records:"},
+		{func(c *records.Config) { c.CallURLs = map[string]string{"nope": "http://127.0.0.1:1"} }, `call_urls: "nope" is not a dependency`},
+		{func(c *records.Config) { c.CallURLs = map[string]string{records.Records: "127.0.0.1:1"} }, "call_urls: records:"},
 	} {
 		cfg := records.DefaultConfig()
 		tt.change(&cfg)

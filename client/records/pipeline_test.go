@@ -141,7 +141,7 @@ steps:
 		t.Fatal(err)
 	}
 	res := run(t, m, "bounded:4", 10, 0.1, func(cfg *records.Config) { cfg.Pipeline = p })
-	if res.ErrorKinds["lookup: status 404"] != 10 || res.ErrorKinds["gone: connection refused"] != 10 || res.Incomplete != 10 ||
+	if res.ErrorKinds[records.ErrorKey{Dependency: "lookup", Kind: records.StatusKind(404)}] != 10 || res.ErrorKinds[records.ErrorKey{Dependency: "gone", Kind: records.ConnRefused}] != 10 || res.Incomplete != 10 ||
 		!strings.Contains(res.Trouble(), "lookup: status 404 ×10") {
 		t.Errorf("error kinds %v, incomplete %d; trouble %q", res.ErrorKinds, res.Incomplete, res.Trouble())
 	}

@@ -137,11 +137,11 @@ func WriteResult(w io.Writer, r Result) error {
 // errorKindsText lists the error kinds, most first.
 func (r Result) errorKindsText() string {
 	kinds := slices.Collect(maps.Keys(r.ErrorKinds))
-	slices.SortFunc(kinds, func(a, b string) int {
+	slices.SortFunc(kinds, func(a, b ErrorKey) int {
 		if d := r.ErrorKinds[b] - r.ErrorKinds[a]; d != 0 {
 			return d
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.String(), b.String())
 	})
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {

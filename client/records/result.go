@@ -57,12 +57,12 @@ type Result struct {
 	RetriedWritesUnanswered int `json:"retried_writes_unanswered,omitempty"`
 	// ErrorKinds counts the calls that ended in an error by dependency and
 	// kind: "records: status 405", "lookup: connection refused".
-	ErrorKinds     map[string]int `json:"error_kinds,omitempty"`
-	PermitTimeouts int            `json:"permit_timeouts"`
-	RateTimeouts   int            `json:"rate_timeouts"`
-	CallTimeouts   int            `json:"call_timeouts"`
-	Errors         int            `json:"errors"`
-	TimeScale      float64        `json:"time_scale"`
+	ErrorKinds     map[ErrorKey]int `json:"error_kinds,omitempty"`
+	PermitTimeouts int              `json:"permit_timeouts"`
+	RateTimeouts   int              `json:"rate_timeouts"`
+	CallTimeouts   int              `json:"call_timeouts"`
+	Errors         int              `json:"errors"`
+	TimeScale      float64          `json:"time_scale"`
 	// ServerIdentified: the target identified itself as a loadlab mock
 	// service, so its metrics were read; when false, every figure is the
 	// client's own and no request but the records' calls was sent.

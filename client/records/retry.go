@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 )
 
@@ -47,17 +48,18 @@ func LabRetries(budgeted bool) *Retries {
 	return r
 }
 
-// Validate names the first bad field ("retries.attempts: …").
+// Validate names the first bad field: a *field.Error for "retries"
+// ("attempts: …") or "retries.budget" ("ratio: …").
 func (r *Retries) Validate() error {
 	if r == nil {
 		return nil
 	}
 	if err := r.RetryPolicy.Validate(); err != nil {
-		return fmt.Errorf("retries.%w", err)
+		return field.Within("retries", err)
 	}
 	if r.Budget != nil {
 		if err := r.Budget.Validate(); err != nil {
-			return fmt.Errorf("retries.budget.%w", err)
+			return field.Within("retries.budget", err)
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -152,32 +153,33 @@ func DefaultConfig() Config {
 		CallTimeout: DefaultCallTimeout, PermitTimeout: DefaultPermitTimeout, TimeScale: 1}
 }
 
-// Validate names the first bad field, by its flag in loadlab run.
+// Validate names the first bad field (a *field.Error: "records",
+// "strategy.permits.geo", …).
 func (c Config) Validate() error {
 	switch {
 	case c.Target == "":
-		return errors.New("target: missing")
+		return field.Errorf("target", "missing")
 	case c.Records < 1 || c.Records > MaxRecords:
-		return fmt.Errorf("records: %d must be in [1, %d]", c.Records, MaxRecords)
+		return field.Errorf("records", "%d must be in [1, %d]", c.Records, MaxRecords)
 	case c.CallTimeout <= 0:
-		return fmt.Errorf("call-timeout: %v must be > 0", c.CallTimeout)
+		return field.Errorf("call_timeout", "%v must be > 0", c.CallTimeout)
 	case c.PermitTimeout <= 0:
-		return fmt.Errorf("permit-timeout: %v must be > 0", c.PermitTimeout)
+		return field.Errorf("permit_timeout", "%v must be > 0", c.PermitTimeout)
 	case strings.Trim(c.RunID, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~:-") != "":
 		// Record ids go into paths and bodies unescaped: keep them URL-safe.
-		return fmt.Errorf("run-id: %q may hold only letters, digits and . _ ~ : -", c.RunID)
+		return field.Errorf("run_id", "%q may hold only letters, digits and . _ ~ : -", c.RunID)
 	}
 	if err := c.validateTime(); err != nil {
 		return err
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
-		return fmt.Errorf("time-scale: %w", err)
+		return field.Errorf("time_scale", "%w", err)
 	}
 	if err := c.Strategy.Validate(); err != nil {
-		return fmt.Errorf("strategy %s: %w", c.Strategy.Name, err)
+		return field.Within("strategy", err)
 	}
 	if err := c.Strategy.Fits(c.PipelineOrLab()); err != nil {
-		return fmt.Errorf("strategy %s: %w", c.Strategy.Name, err)
+		return field.Within("strategy", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 )
 
@@ -155,40 +156,41 @@ func ParseStrategy(name string) (Strategy, error) {
 	return Strategy{}, fmt.Errorf("unknown strategy %q (one of %s)", name, strategyNamesForMessage)
 }
 
-// Validate names the first bad parameter, by its flag in loadlab run.
+// Validate names the first bad field (a *field.Error: "records_in_flight",
+// "permits.geo", "adaptive.records", "retries", …).
 func (s Strategy) Validate() error {
 	switch {
 	case s.RecordsInFlight < UnboundedInFlight:
-		return fmt.Errorf("records-in-flight: %d must be ≥ 1, or 0 for the runtime default, or -1 for unbounded", s.RecordsInFlight)
+		return field.Errorf("records_in_flight", "%d must be ≥ 1, or 0 for the runtime default, or -1 for unbounded", s.RecordsInFlight)
 	case s.SharedPermits < 0:
-		return fmt.Errorf("shared-permits: %d must be ≥ 1 (or 0 for none)", s.SharedPermits)
+		return field.Errorf("shared_permits", "%d must be ≥ 1 (or 0 for none)", s.SharedPermits)
 	case s.EnrichPermits < 0:
-		return fmt.Errorf("enrichment-permits: %d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
+		return field.Errorf("enrichment_permits", "%d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
 	case s.WritePermits < 0:
-		return fmt.Errorf("write-permits: %d must be ≥ 1 (or 0 for none)", s.WritePermits)
+		return field.Errorf("write_permits", "%d must be ≥ 1 (or 0 for none)", s.WritePermits)
 	case s.SharedPermits > 0 && (s.EnrichPermits > 0 || s.WritePermits > 0 || len(s.Permits) > 0):
-		return fmt.Errorf("shared-permits: a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
+		return field.Errorf("shared_permits", "a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
 	case s.EnrichRate < 0 || math.IsNaN(s.EnrichRate) || math.IsInf(s.EnrichRate, 0):
-		return fmt.Errorf("enrichment-rate: %v must be ≥ 0", s.EnrichRate)
+		return field.Errorf("enrichment_rate", "%v must be ≥ 0", s.EnrichRate)
 	case s.WriteRate < 0 || math.IsNaN(s.WriteRate) || math.IsInf(s.WriteRate, 0):
-		return fmt.Errorf("write-rate: %v must be ≥ 0", s.WriteRate)
+		return field.Errorf("write_rate", "%v must be ≥ 0", s.WriteRate)
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
 		if s.Permits[dep] < 1 {
-			return fmt.Errorf("permits.%s: %d must be ≥ 1", dep, s.Permits[dep])
+			return field.Errorf("permits."+dep, "%d must be ≥ 1", s.Permits[dep])
 		}
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
 		if err := s.Adaptive[dep].Validate(); err != nil {
-			return fmt.Errorf("adaptive.%s: %w", dep, err)
+			return field.Within("adaptive."+dep, err)
 		}
 		if s.SharedPermits > 0 || s.Normalized().Permits[dep] > 0 {
-			return fmt.Errorf("adaptive.%s: an adaptive limit replaces the dependency's permits: give it no permits and no shared budget", dep)
+			return field.Errorf("adaptive."+dep, "an adaptive limit replaces the dependency's permits: give it no permits and no shared budget")
 		}
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Rates)) {
 		if r := s.Rates[dep]; !(r > 0) || math.IsInf(r, 0) {
-			return fmt.Errorf("rates.%s: %v must be > 0", dep, r)
+			return field.Errorf("rates."+dep, "%v must be > 0", r)
 		}
 	}
 	return s.Retries.Validate()

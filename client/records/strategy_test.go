@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/client/field"
 )
 
 func TestParseStrategy(t *testing.T) {
@@ -37,14 +39,17 @@ func TestStrategyValidation(t *testing.T) {
 		s    Strategy
 		want string
 	}{
-		{Strategy{RecordsInFlight: -2}, "records-in-flight"},
-		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write-permits"},
-		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared-permits"},
-		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment-rate"},
+		{Strategy{RecordsInFlight: -2}, "records_in_flight"},
+		{Strategy{RecordsInFlight: 1, WritePermits: -1}, "write_permits"},
+		{Strategy{RecordsInFlight: 1, SharedPermits: 30, WritePermits: 6}, "shared_permits"},
+		{Strategy{RecordsInFlight: 1, EnrichRate: -3}, "enrichment_rate"},
+		{Strategy{RecordsInFlight: 1, Permits: map[string]int{"geo": 0}}, "permits.geo"},
+		{Strategy{RecordsInFlight: 1, Retries: &Retries{}}, "retries"},
 	}
 	for _, tt := range tests {
-		if err := tt.s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v: got %v, want an error naming %s", tt.s, err, tt.want)
+		fe, ok := field.Of(tt.s.Validate())
+		if !ok || fe.Field != tt.want {
+			t.Errorf("%+v: got %v, want an error naming the field %s", tt.s, fe, tt.want)
 		}
 	}
 }

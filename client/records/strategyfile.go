@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/yamlfile"
 )
@@ -84,7 +85,14 @@ func LoadStrategyFile(path string, p *pipeline.Pipeline) (Strategy, error) {
 		}
 	}
 	if err := s.Retries.Validate(); err != nil {
-		return Strategy{}, fail(errors.New(strings.TrimPrefix(err.Error(), "retries.")), "strategy", "retries")
+		at := []any{"strategy"}
+		if fe, ok := field.Of(err); ok {
+			for _, part := range strings.Split(fe.Field, ".") {
+				at = append(at, part)
+			}
+			err = fe.Err
+		}
+		return Strategy{}, fail(err, at...)
 	}
 	if err := s.Validate(); err != nil {
 		return Strategy{}, fail(err, "strategy")

@@ -31,7 +31,7 @@ func prepare(ctx context.Context, cfg Config, identity *api.Identity) error {
 	}
 	if cfg.Reset {
 		if err := admin.Reset(ctx); err != nil {
-			return fmt.Errorf("%w: %v (give --admin-token, or --reset=false)", ErrAdmin, err)
+			return fmt.Errorf("%w: %v (the reset refused)", ErrAdmin, err)
 		}
 	}
 	return nil

@@ -18,30 +18,25 @@ const adaptiveUsage = "dep=SPEC,...: an adaptive concurrency limit in place of t
 	"      byte); grow below ALPHA queued calls, shrink above BETA, −1 on a drop (defaults 2:2:0:10:30)\n" +
 	"C5-aimd is C4 with enrichment=1:24:64,records=1:6:12; C5-vegas uses vegas: (enrichment 3:6:1:50:30)"
 
-// parseAdaptive sets the strategy's adaptive limits from dep=SPEC pairs
-// (adaptiveUsage); a dependency given one loses its fixed permits.
-func parseAdaptive(text string, s *records.Strategy) error {
+// parseAdaptive reads dep=SPEC pairs (adaptiveUsage) into the
+// overrides' adaptive limits: dep=off removes one. The records package
+// validates them.
+func parseAdaptive(text string, o *records.Overrides) error {
+	o.Adaptive = map[string]*records.AdaptiveLimit{}
 	for _, kv := range strings.Split(text, ",") {
 		dep, spec, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || dep == "" {
 			return fmt.Errorf("--adaptive: %q is not dep=[aimd:|vegas:]FLOOR:INITIAL:CEILING[:...]", kv)
 		}
 		if spec == "off" {
-			delete(s.Adaptive, dep)
+			o.Adaptive[dep] = nil
 			continue
 		}
 		a, err := parseAdaptiveSpec(spec)
-		if err == nil {
-			err = a.Validate()
-		}
 		if err != nil {
 			return fmt.Errorf("--adaptive: %s: %v", dep, err)
 		}
-		if s.Adaptive == nil {
-			s.Adaptive = map[string]records.AdaptiveLimit{}
-		}
-		s.Adaptive[dep] = a
-		delete(s.Permits, dep)
+		o.Adaptive[dep] = &a
 	}
 	return nil
 }
@@ -49,8 +44,8 @@ func parseAdaptive(text string, s *records.Strategy) error {
 // parseAdaptiveSpec reads one SPEC of adaptiveUsage.
 func parseAdaptiveSpec(spec string) (records.AdaptiveLimit, error) {
 	alg, rest := records.AlgAIMD, spec
-	if a, r, ok := strings.Cut(spec, ":"); ok && (a == records.AlgAIMD || a == records.AlgVegas) {
-		alg, rest = a, r
+	if a, r, ok := strings.Cut(spec, ":"); ok && (records.AdaptiveAlg(a) == records.AlgAIMD || records.AdaptiveAlg(a) == records.AlgVegas) {
+		alg, rest = records.AdaptiveAlg(a), r
 	}
 	parts := strings.Split(rest, ":")
 	atoi := func(i int, name string, dst *int) error {

@@ -121,7 +121,7 @@ func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{strings.Replace(string(mustRead(t, good)), "alpha: 2, beta: 2", "alpha: 3, beta: 2", 1), "bad.yaml:5: strategy.adaptive.records: vegas.beta: 2 must be ≥ alpha, 3"},
 		{strings.Replace(string(mustRead(t, good)), "attempts: 2", "attempts: 0", 1), "bad.yaml:7: strategy.retries: attempts: 0 must be ≥ 1"},
-		{strings.Replace(string(mustRead(t, good)), "ratio: 0.1", "ratio: 2", 1), "bad.yaml:7: strategy.retries: budget.ratio: 2 must be in [0, 1]"},
+		{strings.Replace(string(mustRead(t, good)), "ratio: 0.1", "ratio: 2", 1), "bad.yaml:11: strategy.retries.budget: ratio: 2 must be in [0, 1]"},
 	} {
 		out.Reset()
 		errb.Reset()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -32,47 +31,37 @@ func retryFlags(fs *flag.FlagSet) retryFlagValues {
 	}
 }
 
-// apply sets s.Retries from the flags given (none given: s unchanged).
-func (f retryFlagValues) apply(fs *flag.FlagSet, s *records.Strategy) error {
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+// overrides are the retry flags given, as the records package takes them
+// (nil when none was given).
+func (f retryFlagValues) overrides(given map[string]bool) (*records.RetryOverrides, error) {
 	if !given["retries"] && !given["retry-backoff"] && !given["retry-budget"] {
-		return nil
+		return nil, nil
 	}
-	r := records.LabRetries(false)
-	if s.Retries != nil {
-		c := *s.Retries
-		r = &c
-	}
+	o := &records.RetryOverrides{}
 	if given["retries"] {
-		r.Attempts = *f.attempts
+		o.Attempts = f.attempts
 	}
 	if given["retry-backoff"] {
 		base, maxB, ok := strings.Cut(*f.backoff, ":")
-		var err error
-		if r.BaseBackoff, err = time.ParseDuration(base); err == nil && ok {
-			r.MaxBackoff, err = time.ParseDuration(maxB)
+		b, err := time.ParseDuration(base)
+		m, err2 := time.ParseDuration(maxB)
+		if err != nil || err2 != nil || !ok {
+			return nil, fmt.Errorf("--retry-backoff: %q is not BASE:MAX (durations, e.g. 25ms:1s)", *f.backoff)
 		}
-		if err != nil || !ok {
-			return fmt.Errorf("--retry-backoff: %q is not BASE:MAX (durations, e.g. 25ms:1s)", *f.backoff)
-		}
+		o.BaseBackoff, o.MaxBackoff = &b, &m
 	}
 	if given["retry-budget"] {
-		if err := setRetryBudget(*f.quota, r); err != nil {
-			return fmt.Errorf("--retry-budget: %w", err)
+		if err := setRetryBudget(*f.quota, o); err != nil {
+			return nil, fmt.Errorf("--retry-budget: %w", err)
 		}
 	}
-	if err := r.Validate(); err != nil {
-		return errors.New("--" + strings.Replace(strings.Replace(err.Error(), "retries.budget.", "retry-budget: ", 1), "retries.", "retries: ", 1))
-	}
-	s.Retries = r
-	return nil
+	return o, nil
 }
 
 // setRetryBudget reads RATIO:MIN_PER_SECOND[:TTL] or off.
-func setRetryBudget(text string, r *records.Retries) error {
+func setRetryBudget(text string, o *records.RetryOverrides) error {
 	if text == "off" {
-		r.Budget = nil
+		o.NoBudget = true
 		return nil
 	}
 	parts := strings.Split(text, ":")
@@ -92,6 +81,6 @@ func setRetryBudget(text string, r *records.Retries) error {
 			return fmt.Errorf("ttl: %q is not a duration", parts[2])
 		}
 	}
-	r.Budget = &b
+	o.Budget = &b
 	return nil
 }

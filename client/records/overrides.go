@@ -1,0 +1,199 @@
+package records
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/budgets"
+	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/client/pipeline"
+)
+
+// Overrides change a strategy for one run, key by key (loadlab run's
+// flags); a nil field leaves the strategy's as it is.
+type Overrides struct {
+	RecordsInFlight *int
+	SharedPermits   *int
+	// EnrichmentPermits, WritePermits, EnrichmentRate and WriteRate are
+	// the lab's dependencies' permits and calls per lab second (0 removes
+	// one); a pipeline without the dependency named is refused.
+	EnrichmentPermits, WritePermits *int
+	EnrichmentRate, WriteRate       *float64
+	// Permits and Rates set dependencies' permits and calls per lab second
+	// by the pipeline's names (0 removes one).
+	Permits map[string]int
+	Rates   map[string]float64
+	// Adaptive gives dependencies an adaptive limit in place of their
+	// permits; a nil limit removes the dependency's.
+	Adaptive map[string]*AdaptiveLimit
+	// Retries changes the strategy's retries (nil: unchanged).
+	Retries *RetryOverrides
+}
+
+// RetryOverrides change a strategy's retries; a strategy without retries
+// starts from the lab's policy with no budget.
+type RetryOverrides struct {
+	// Attempts per call, the first included.
+	Attempts *int
+	// BaseBackoff and MaxBackoff bound the full-jitter backoff (lab).
+	BaseBackoff, MaxBackoff *time.Duration
+	// Budget replaces the retry budget; NoBudget removes it.
+	Budget   *budgets.RetryBudgetConfig
+	NoBudget bool
+}
+
+// With is the strategy with o applied, for a run of pipeline p: its
+// budgets in Permits and Rates (Normalized), a dependency given an
+// adaptive limit without permits. An error is a *field.Error naming the
+// override's field within the strategy ("strategy.write_permits",
+// "strategy.adaptive.records", "strategy.retries", …); the whole strategy
+// is validated with the run's Config.
+func (s Strategy) With(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
+	s, err := s.with(o, p)
+	return s, field.Within("strategy", err)
+}
+
+func (s Strategy) with(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
+	s = s.Normalized()
+	if o.RecordsInFlight != nil {
+		s.RecordsInFlight = *o.RecordsInFlight
+	}
+	if o.SharedPermits != nil {
+		s.SharedPermits = *o.SharedPermits
+	}
+	if err := s.setLabBudgets(o, p); err != nil {
+		return s, err
+	}
+	for _, dep := range slices.Sorted(maps.Keys(o.Permits)) {
+		if err := s.setPermits("permits."+dep, dep, o.Permits[dep]); err != nil {
+			return s, err
+		}
+	}
+	for dep, r := range o.Rates {
+		s.setRate(dep, r)
+	}
+	for _, dep := range slices.Sorted(maps.Keys(o.Adaptive)) {
+		if a := o.Adaptive[dep]; a == nil {
+			delete(s.Adaptive, dep)
+		} else {
+			if err := a.Validate(); err != nil {
+				return s, field.Within("adaptive."+dep, err)
+			}
+			s.Adaptive = maps.Clone(s.Adaptive)
+			if s.Adaptive == nil {
+				s.Adaptive = map[string]AdaptiveLimit{}
+			}
+			s.Adaptive[dep] = *a
+			delete(s.Permits, dep)
+		}
+	}
+	if o.Retries != nil {
+		s.Retries = o.Retries.apply(s.Retries)
+		if err := s.Retries.Validate(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// setLabBudgets applies the overrides of the lab's dependencies' budgets,
+// refusing them for a pipeline that lacks the dependency, or when Permits
+// or Rates name the same dependency too.
+func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline) error {
+	for _, lab := range []struct {
+		field, dep string
+		permits    *int
+		rate       *float64
+		byName     bool
+	}{
+		{"enrichment_permits", Enrichment, o.EnrichmentPermits, nil, hasKey(o.Permits, Enrichment)},
+		{"write_permits", Records, o.WritePermits, nil, hasKey(o.Permits, Records)},
+		{"enrichment_rate", Enrichment, nil, o.EnrichmentRate, hasKey(o.Rates, Enrichment)},
+		{"write_rate", Records, nil, o.WriteRate, hasKey(o.Rates, Records)},
+	} {
+		switch {
+		case lab.permits == nil && lab.rate == nil:
+			continue
+		case p.Dependency(lab.dep) == nil:
+			return field.Errorf(lab.field, "names the lab's %s, which pipeline %s lacks: give its dependencies' budgets by name (%s)",
+				lab.dep, p.Name, strings.Join(p.Names(), ", "))
+		case lab.byName:
+			return field.Errorf(lab.field, "%s's budget is given by name too: give it once", lab.dep)
+		case lab.permits != nil:
+			if err := s.setPermits(lab.field, lab.dep, *lab.permits); err != nil {
+				return err
+			}
+		default:
+			s.setRate(lab.dep, *lab.rate)
+		}
+	}
+	return nil
+}
+
+// setPermits sets dep's permits (0 removes them), refusing a negative
+// count under the field name.
+func (s *Strategy) setPermits(name, dep string, n int) error {
+	switch {
+	case n < 0:
+		return field.Errorf(name, "%d must be ≥ 1 (or 0 for none)", n)
+	case n == 0:
+		delete(s.Permits, dep)
+	default:
+		s.Permits[dep] = n
+	}
+	return nil
+}
+
+// setRate sets dep's calls per lab second (0 removes its rate limit).
+func (s *Strategy) setRate(dep string, r float64) {
+	if r == 0 {
+		delete(s.Rates, dep)
+		return
+	}
+	s.Rates[dep] = r
+}
+
+// apply is the retries r with the overrides: the lab's policy without a
+// budget when r is nil.
+func (o RetryOverrides) apply(r *Retries) *Retries {
+	out := LabRetries(false)
+	if r != nil {
+		c := *r
+		out = &c
+	}
+	if o.Attempts != nil {
+		out.Attempts = *o.Attempts
+	}
+	if o.BaseBackoff != nil {
+		out.BaseBackoff = *o.BaseBackoff
+	}
+	if o.MaxBackoff != nil {
+		out.MaxBackoff = *o.MaxBackoff
+	}
+	switch {
+	case o.NoBudget:
+		out.Budget = nil
+	case o.Budget != nil:
+		b := *o.Budget
+		out.Budget = &b
+	}
+	return out
+}
+
+// DefaultStrategy is the strategy of a run that names none: C4, whose
+// budgets name the lab's dependencies, or C2 for a pipeline that lacks
+// them (its budgets come by name).
+func DefaultStrategy(p *pipeline.Pipeline) Strategy {
+	s, _ := ParseStrategy("C4")
+	if s.Fits(p) != nil {
+		s, _ = ParseStrategy("C2")
+	}
+	return s
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
