@@ -10,8 +10,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/split"
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // Segment is part Index of Count of one schedule, numbered from 0 like a
@@ -39,15 +39,16 @@ func ParseSegment(s string) (Segment, error) {
 	return Segment{Index: i, Count: n}, nil
 }
 
-// validate names what is wrong with s; the zero value is the whole run.
+// validate names what is wrong with s (a *field.Error of segment); the
+// zero value is the whole run.
 func (s Segment) validate() error {
 	switch {
 	case s == Segment{}:
 		return nil
 	case s.Count < 1 || s.Count > MaxSegments:
-		return fmt.Errorf("segment: the count %d must be in [1, %d]", s.Count, MaxSegments)
+		return field.Errorf("segment", "the count %d must be in [1, %d]", s.Count, MaxSegments)
 	case s.Index < 0 || s.Index >= s.Count:
-		return fmt.Errorf("segment: the index %d must be in [0, %d)", s.Index, s.Count)
+		return field.Errorf("segment", "the index %d must be in [0, %d)", s.Index, s.Count)
 	}
 	return nil
 }
@@ -68,10 +69,10 @@ func (s Segment) share(total int) int {
 	return (total - s.Index + n - 1) / n
 }
 
-// SegmentArrivals is how many arrivals of an open scenario's schedule
-// segment s sends: the whole schedule's for the zero Segment.
-func SegmentArrivals(sc models.AdmissionScenario, s Segment) int {
-	return s.share(int(RampPacer{Scenario: sc}.Len()))
+// SegmentArrivals is how many arrivals of an open schedule segment s
+// sends: the whole schedule's for the zero Segment.
+func SegmentArrivals(sc Schedule, s Segment) int {
+	return s.share(int(RampPacer{Schedule: sc}.Len()))
 }
 
 // ErrStartPassed: the run's StartAt had passed when the generator was
@@ -104,12 +105,36 @@ func encodeHistogram(h *hdrhistogram.Histogram) string {
 // missing or given twice, and a partial (interrupted) segment. It is a pure
 // function.
 func Merge(segments []Result) (Result, error) {
+	ordered, err := orderSegments(segments)
+	if err != nil {
+		return Result{}, fmt.Errorf("loadgen: merge: %w", err)
+	}
+	for _, r := range ordered {
+		if err := checkSegment(ordered[0], r); err != nil {
+			return Result{}, fmt.Errorf("loadgen: merge: %w", err)
+		}
+	}
+	mg := newMerger(ordered[0], len(ordered))
+	for _, r := range ordered {
+		mg.add(r)
+	}
+	m := mg.result()
+	if err := m.check(); err != nil { // sums of sound segments: cannot happen
+		return Result{}, fmt.Errorf("loadgen: merge: the merged result %w", err)
+	}
+	return m, nil
+}
+
+// orderSegments returns the segments of one split in index order, or says
+// why they are not: not segments, of different splits, invalid, one given
+// twice or missing.
+func orderSegments(segments []Result) ([]Result, error) {
 	if len(segments) == 0 {
-		return Result{}, errors.New("loadgen: merge: no segments")
+		return nil, errors.New("no segments")
 	}
 	for i, r := range segments {
 		if r.Segment == nil {
-			return Result{}, fmt.Errorf("loadgen: merge: result %d of %d is not a segment (the result of a whole run, or of a merge)", i+1, len(segments))
+			return nil, fmt.Errorf("result %d of %d is not a segment (the result of a whole run, or of a merge)", i+1, len(segments))
 		}
 	}
 	n := segments[0].Segment.Count
@@ -117,14 +142,14 @@ func Merge(segments []Result) (Result, error) {
 	for i, r := range segments {
 		s := *r.Segment
 		if s.Count != n {
-			return Result{}, fmt.Errorf("loadgen: merge: segment %s and segment %s are of different splits (%d and %d segments)",
+			return nil, fmt.Errorf("segment %s and segment %s are of different splits (%d and %d segments)",
 				segments[0].Segment, s, n, s.Count)
 		}
 		if err := s.validate(); err != nil || s.whole() {
-			return Result{}, fmt.Errorf("loadgen: merge: result %d is not a valid segment: %s", i+1, s)
+			return nil, fmt.Errorf("result %d is not a valid segment: %s", i+1, s)
 		}
 		if j, dup := at[s.Index]; dup {
-			return Result{}, fmt.Errorf("loadgen: merge: segment %s is given twice (results %d and %d)", s, j+1, i+1)
+			return nil, fmt.Errorf("segment %s is given twice (results %d and %d)", s, j+1, i+1)
 		}
 		at[s.Index] = i
 	}
@@ -135,92 +160,103 @@ func Merge(segments []Result) (Result, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Result{}, fmt.Errorf("loadgen: merge: segment %s missing: the %d segments together are the schedule",
-			strings.Join(missing, ", "), n)
+		return nil, fmt.Errorf("segment %s missing: the %d segments together are the schedule", strings.Join(missing, ", "), n)
 	}
 	ordered := make([]Result, n)
 	for k, i := range at {
 		ordered[k] = segments[i]
 	}
-	s0 := ordered[0]
-	for _, r := range ordered {
-		if err := checkSegment(s0, r); err != nil {
-			return Result{}, fmt.Errorf("loadgen: merge: %w", err)
-		}
-	}
+	return ordered, nil
+}
 
-	m := Result{MergedSegments: n, Scenario: s0.Scenario, Arrivals: s0.Arrivals, Target: s0.Target, StartAt: s0.StartAt,
-		TimeScale: s0.TimeScale, TieWindowS: s0.TieWindowS, StatusCodes: map[int]int{}, ServerJoined: true, ServerIdentified: true,
-		PeakQueue: s0.PeakQueue, QueueEmptyAtS: clonePtr(s0.QueueEmptyAtS), QueueFullAtS: clonePtr(s0.QueueFullAtS),
-		Timeline: make([]Second, len(s0.Timeline))}
-	fromSchedule, fromSend := newLatencyHistogram(), newLatencyHistogram()
-	var clients, logErrors []string
-	for _, r := range ordered {
-		m.Requests += r.Requests
-		m.OnTime += r.OnTime
-		m.Rejected += r.Rejected
-		m.TooLate += r.TooLate
-		m.Unfinished += r.Unfinished
-		m.Cancelled += r.Cancelled
-		m.TimedOut += r.TimedOut
-		m.Unjoined += r.Unjoined
-		m.ErrorStatus += r.ErrorStatus
-		m.TransportErrors += r.TransportErrors
-		m.Scheduled += r.Scheduled
-		m.Dropped += r.Dropped
-		m.Behind += r.Behind
-		m.LateStarts += r.LateStarts
-		m.WastedWorkerS += r.WastedWorkerS
-		m.MaxInFlight += r.MaxInFlight
-		m.MaxSendLagMs = max(m.MaxSendLagMs, r.MaxSendLagMs)
-		m.ServerJoined = m.ServerJoined && r.ServerJoined
-		m.ServerIdentified = m.ServerIdentified && r.ServerIdentified
-		for code, c := range r.StatusCodes {
-			m.StatusCodes[code] += c
-		}
-		if r.QueueHighWater != nil && (m.QueueHighWater == nil || *r.QueueHighWater > *m.QueueHighWater) {
-			hw := *r.QueueHighWater
-			m.QueueHighWater = &hw
-		}
-		if !slices.Contains(clients, r.Client) {
-			clients = append(clients, r.Client)
-		}
-		if r.LogError != "" {
-			logErrors = append(logErrors, "segment "+r.Segment.String()+": "+r.LogError)
-		}
-		for t, s := range r.Timeline {
-			sum := &m.Timeline[t]
-			sum.T = t
-			sum.Arrivals += s.Arrivals
-			sum.Dropped += s.Dropped
-			sum.Behind += s.Behind
-			sum.OnTime += s.OnTime
-			sum.Rejected += s.Rejected
-			sum.TooLate += s.TooLate
-			sum.GaveUp += s.GaveUp
-		}
-		// checkSegment decoded both already: they decode.
-		h, _ := decodeLatency(r.LatencyFromScheduleHDR, r.LatencyFromSchedule.Count)
-		fromSchedule.Merge(h)
-		h, _ = decodeLatency(r.LatencyFromSendHDR, r.LatencyFromSend.Count)
-		fromSend.Merge(h)
+// merger adds up sound segments of one run, segment 0 first.
+type merger struct {
+	m                      Result
+	s0                     Result
+	fromSchedule, fromSend *hdrhistogram.Histogram
+	clients, logErrors     []string
+}
+
+// newMerger starts the merge of n segments from segment 0's run and its
+// station's figures.
+func newMerger(s0 Result, n int) *merger {
+	return &merger{s0: s0, fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram(),
+		m: Result{MergedSegments: n, Scenario: s0.Scenario, Arrivals: s0.Arrivals, Target: s0.Target, StartAt: s0.StartAt,
+			TimeScale: s0.TimeScale, TieWindowS: s0.TieWindowS, StatusCodes: map[int]int{}, ServerJoined: true, ServerIdentified: true,
+			PeakQueue: s0.PeakQueue, QueueEmptyAtS: clonePtr(s0.QueueEmptyAtS), QueueFullAtS: clonePtr(s0.QueueFullAtS),
+			Timeline: make([]Second, len(s0.Timeline))}}
+}
+
+// add adds segment r's counts, timeline and latencies.
+func (mg *merger) add(r Result) {
+	m := &mg.m
+	m.Requests += r.Requests
+	m.OnTime += r.OnTime
+	m.Rejected += r.Rejected
+	m.TooLate += r.TooLate
+	m.Unfinished += r.Unfinished
+	m.Cancelled += r.Cancelled
+	m.TimedOut += r.TimedOut
+	m.Unjoined += r.Unjoined
+	m.ErrorStatus += r.ErrorStatus
+	m.TransportErrors += r.TransportErrors
+	m.Scheduled += r.Scheduled
+	m.Dropped += r.Dropped
+	m.Behind += r.Behind
+	m.LateStarts += r.LateStarts
+	m.WastedWorkerS += r.WastedWorkerS
+	m.MaxInFlight += r.MaxInFlight
+	m.MaxSendLagMs = max(m.MaxSendLagMs, r.MaxSendLagMs)
+	m.ServerJoined = m.ServerJoined && r.ServerJoined
+	m.ServerIdentified = m.ServerIdentified && r.ServerIdentified
+	for code, c := range r.StatusCodes {
+		m.StatusCodes[code] += c
 	}
+	if r.QueueHighWater != nil && (m.QueueHighWater == nil || *r.QueueHighWater > *m.QueueHighWater) {
+		hw := *r.QueueHighWater
+		m.QueueHighWater = &hw
+	}
+	if !slices.Contains(mg.clients, r.Client) {
+		mg.clients = append(mg.clients, r.Client)
+	}
+	if r.LogError != "" {
+		mg.logErrors = append(mg.logErrors, "segment "+r.Segment.String()+": "+r.LogError)
+	}
+	for t, s := range r.Timeline {
+		sum := &m.Timeline[t]
+		sum.T = t
+		sum.Arrivals += s.Arrivals
+		sum.Dropped += s.Dropped
+		sum.Behind += s.Behind
+		sum.OnTime += s.OnTime
+		sum.Rejected += s.Rejected
+		sum.TooLate += s.TooLate
+		sum.GaveUp += s.GaveUp
+	}
+	// checkSegment decoded both already: they decode.
+	h, _ := decodeLatency(r.LatencyFromScheduleHDR, r.LatencyFromSchedule.Count)
+	mg.fromSchedule.Merge(h)
+	h, _ = decodeLatency(r.LatencyFromSendHDR, r.LatencyFromSend.Count)
+	mg.fromSend.Merge(h)
+}
+
+// result is the merge: the station's queue samples segment 0's, the
+// latency percentiles those of the merged histograms.
+func (mg *merger) result() Result {
+	m := mg.m
 	for t := range m.Timeline {
-		m.Timeline[t].Queue = s0.Timeline[t].Queue // the one station's samples, segment 0's
+		m.Timeline[t].Queue = mg.s0.Timeline[t].Queue // the one station's samples, segment 0's
 	}
-	m.Client = strings.Join(clients, ",")
-	m.LogError = strings.Join(logErrors, "; ")
+	m.Client = strings.Join(mg.clients, ",")
+	m.LogError = strings.Join(mg.logErrors, "; ")
 	unit := time.Duration(float64(time.Second) * m.TimeScale) // as newGenerator
-	m.LatencyFromSchedule, m.LatencyFromSend = summarise(fromSchedule, unit), summarise(fromSend, unit)
-	m.LatencyFromScheduleHDR, m.LatencyFromSendHDR = encodeHistogram(fromSchedule), encodeHistogram(fromSend)
+	m.LatencyFromSchedule, m.LatencyFromSend = summarise(mg.fromSchedule, unit), summarise(mg.fromSend, unit)
+	m.LatencyFromScheduleHDR, m.LatencyFromSendHDR = encodeHistogram(mg.fromSchedule), encodeHistogram(mg.fromSend)
 	if m.LatencyFromSchedule.Count > 0 {
 		p := m.LatencyFromSchedule.P95
 		m.P95LatencyS = &p
 	}
-	if err := m.check(); err != nil { // sums of sound segments: cannot happen
-		return Result{}, fmt.Errorf("loadgen: merge: the merged result %w", err)
-	}
-	return m, nil
+	return m
 }
 
 // checkSegment says why segment r cannot be merged with segment 0, s0:
@@ -230,7 +266,7 @@ func checkSegment(s0, r Result) error {
 	if r.Partial {
 		return fmt.Errorf("%s is partial (interrupted): it holds only part of its share of the schedule", name)
 	}
-	if r.Scenario == (models.AdmissionScenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
+	if r.Scenario == (Scenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
 		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is not the result of loadlab load --segment", name)
 	}
 	var diff []string
@@ -262,8 +298,8 @@ func checkSegment(s0, r Result) error {
 	if err := r.check(); err != nil {
 		return fmt.Errorf("%s %w", name, err)
 	}
-	if r.Scenario.Generator == models.GeneratorOpen {
-		if want := SegmentArrivals(r.Scenario, *r.Segment); r.Scheduled != want {
+	if r.Scenario.Mode == Open {
+		if want := SegmentArrivals(r.Scenario.Schedule, *r.Segment); r.Scheduled != want {
 			return fmt.Errorf("%s scheduled %d arrivals, not its %d of the schedule", name, r.Scheduled, want)
 		}
 	}

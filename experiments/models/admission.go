@@ -6,10 +6,16 @@ import (
 	"slices"
 )
 
+// Generator is how the admission model's requests arrive.
+type Generator string
+
 // Generators of the admission model.
 const (
-	GeneratorOpen   = "open"
-	GeneratorClosed = "closed"
+	// GeneratorOpen: Rate(t) arrivals in second t, whatever the replies.
+	GeneratorOpen Generator = "open"
+	// GeneratorClosed: Users users, each waiting for its request's outcome
+	// and then thinking before the next.
+	GeneratorClosed Generator = "closed"
 )
 
 // Defaults of the admission model: the document's opening run.
@@ -33,16 +39,16 @@ const (
 // AdmissionScenario is every parameter of the admission model. Times are
 // whole seconds: the model advances in one-second steps.
 type AdmissionScenario struct {
-	Workers     int    `json:"workers"`
-	ServiceTime int    `json:"service_time_s"`
-	Queue       int    `json:"queue"`
-	Timeout     int    `json:"timeout_s"`
-	Generator   string `json:"generator"`
-	BaseRate    int    `json:"base_rate"`
-	PeakRate    int    `json:"peak_rate"`
-	RampStart   int    `json:"ramp_start_s"`
-	RampEnd     int    `json:"ramp_end_s"`
-	Users       int    `json:"users"`
+	Workers     int       `json:"workers"`
+	ServiceTime int       `json:"service_time_s"`
+	Queue       int       `json:"queue"`
+	Timeout     int       `json:"timeout_s"`
+	Generator   Generator `json:"generator"`
+	BaseRate    int       `json:"base_rate"`
+	PeakRate    int       `json:"peak_rate"`
+	RampStart   int       `json:"ramp_start_s"`
+	RampEnd     int       `json:"ramp_end_s"`
+	Users       int       `json:"users"`
 	// Think is how long a closed user waits before its next request: Think
 	// seconds after a reply or a give-up (0: again in the same second), and
 	// max(Think, 1) after a rejection (ThinkAfterRejection), so that a
@@ -64,41 +70,42 @@ func DefaultAdmissionScenario() AdmissionScenario {
 	}
 }
 
-// Validate reports the first bad parameter by its flag name.
+// Validate reports the first bad parameter as a *FieldError named by its
+// JSON key.
 func (s AdmissionScenario) Validate() error {
 	switch {
 	case s.Workers < 1:
-		return fmt.Errorf("workers: %d must be ≥ 1", s.Workers)
+		return fieldErrorf("workers", "%d must be ≥ 1", s.Workers)
 	case s.ServiceTime < 1:
-		return fmt.Errorf("service-time: %d must be ≥ 1 s", s.ServiceTime)
+		return fieldErrorf("service_time_s", "%d must be ≥ 1 s", s.ServiceTime)
 	case s.Queue < 0:
-		return fmt.Errorf("queue: %d must be ≥ 0", s.Queue)
+		return fieldErrorf("queue", "%d must be ≥ 0", s.Queue)
 	case s.Timeout < 1:
-		return fmt.Errorf("timeout: %d must be ≥ 1 s", s.Timeout)
+		return fieldErrorf("timeout_s", "%d must be ≥ 1 s", s.Timeout)
 	case s.Duration < 1:
-		return fmt.Errorf("duration: %d must be ≥ 1 s", s.Duration)
+		return fieldErrorf("duration_s", "%d must be ≥ 1 s", s.Duration)
 	}
 	switch s.Generator {
 	case GeneratorOpen:
 		switch {
 		case s.BaseRate < 0:
-			return fmt.Errorf("base-rate: %d must be ≥ 0", s.BaseRate)
+			return fieldErrorf("base_rate", "%d must be ≥ 0", s.BaseRate)
 		case s.PeakRate < 0:
-			return fmt.Errorf("peak-rate: %d must be ≥ 0", s.PeakRate)
+			return fieldErrorf("peak_rate", "%d must be ≥ 0", s.PeakRate)
 		case s.RampStart < 0:
-			return fmt.Errorf("ramp-start: %d must be ≥ 0", s.RampStart)
+			return fieldErrorf("ramp_start_s", "%d must be ≥ 0", s.RampStart)
 		case s.RampEnd < s.RampStart:
-			return fmt.Errorf("ramp-end: %d is before ramp-start %d", s.RampEnd, s.RampStart)
+			return fieldErrorf("ramp_end_s", "%d is before the ramp's start %d", s.RampEnd, s.RampStart)
 		}
 	case GeneratorClosed:
 		switch {
 		case s.Users < 1:
-			return fmt.Errorf("users: %d must be ≥ 1", s.Users)
+			return fieldErrorf("users", "%d must be ≥ 1", s.Users)
 		case s.Think < 0:
-			return fmt.Errorf("think: %d must be ≥ 0", s.Think)
+			return fieldErrorf("think_s", "%d must be ≥ 0", s.Think)
 		}
 	default:
-		return fmt.Errorf("generator: %q is not open or closed", s.Generator)
+		return fieldErrorf("generator", "%q is not open or closed", s.Generator)
 	}
 	return nil
 }
