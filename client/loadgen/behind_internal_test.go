@@ -17,8 +17,7 @@ func (c stallClock) SleepUntil(ctx context.Context, t time.Time) error {
 }
 
 // Arrivals that fall due while the generator cannot send them are counted
-// behind, never lost: scheduled = sent + dropped + behind, always (before,
-// a generator that could not keep up lost them silently).
+// behind, never lost: scheduled = sent + dropped + behind, always.
 func TestArrivalsTheGeneratorCouldNotSendAreBehind(t *testing.T) {
 	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 5, 5

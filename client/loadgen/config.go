@@ -1,10 +1,9 @@
 // Package loadgen drives an HTTP endpoint with the admission model's
-// generators, for real: an open ramp whose arrivals are sent when due
-// whatever the replies do, or closed users who wait for each reply (the
-// Schedule). Every
-// scheduled arrival is sent or dropped; every sent request ends in exactly
-// one outcome, joined with the mock service's request log when the target
-// has one.
+// generators, for real (a Schedule): an open ramp whose arrivals are sent
+// when due whatever the replies do, or closed users who wait for each
+// reply. Every scheduled arrival is sent or dropped; every sent request
+// ends in exactly one outcome, joined with the mock service's request log
+// when the target has one.
 package loadgen
 
 import (

@@ -81,8 +81,7 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 // A closed user whose request is rejected waits at least one model
 // second: with a think time of 0 it does not spin. The real run agrees
 // with the model, which follows the same rule (over 60 s at think 0: 71
-// requests, 11 on time, 59 rejected; before the rule the model counted 13
-// and the generator spun).
+// requests, 11 on time, 59 rejected), within one request.
 func TestThinkZeroAgreesWithTheModel(t *testing.T) {
 	t.Parallel() // two users: light beside TestLoadAgreesWithTheModel
 	for _, think := range []int{0, 1} {
