@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // stallClock wakes the pacer's first sleeper only after the run has ended,
@@ -19,17 +17,16 @@ func (c stallClock) SleepUntil(ctx context.Context, t time.Time) error {
 }
 
 // Arrivals that fall due while the generator cannot send them are counted
-// behind, never lost: scheduled = sent + dropped + behind, always (before,
-// a generator that could not keep up lost them silently).
+// behind, never lost: scheduled = sent + dropped + behind, always.
 func TestArrivalsTheGeneratorCouldNotSendAreBehind(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
+	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 5, 5
-	g := newGenerator(Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: ArrivalsUniform, TimeScale: 0.01}, stallClock{})
+	g := newGenerator(Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: ArrivalsUniform, TimeScale: 0.01}, stallClock{})
 	g.start = time.Now()
 	g.end = g.start.Add(2 * g.unit)
 	ctx, cancel := context.WithDeadline(context.Background(), g.end)
 	defer cancel()
-	g.runOpen(ctx, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
+	g.runOpen(ctx, RampPacer{Schedule: sc, Mode: ArrivalsUniform, Unit: g.unit})
 	if g.behind != 10 || g.sent != 0 {
 		t.Errorf("behind %d, sent %d; want all 10 arrivals behind", g.behind, g.sent)
 	}

@@ -16,7 +16,7 @@ import (
 func (g *generator) runClosed(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	sc := g.cfg.Scenario
+	sc := g.cfg.Schedule
 	think := time.Duration(sc.Think) * g.unit
 	var next atomic.Int64
 	// A segment's users are every n-th; its request ids, local × n +
@@ -26,7 +26,7 @@ func (g *generator) runClosed(ctx context.Context) {
 	for u := seg.Index; u < sc.Users; u += n {
 		wg.Go(func() {
 			c := g.client.newConn()
-			at := g.start.Add(time.Duration(u%5) * g.unit)
+			at := g.start.Add(time.Duration(u%closedStagger) * g.unit)
 			for at.Before(g.end) {
 				if g.clock.SleepUntil(ctx, at) != nil {
 					return

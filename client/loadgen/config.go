@@ -1,40 +1,19 @@
 // Package loadgen drives an HTTP endpoint with the admission model's
-// generators, for real: an open ramp whose arrivals are sent when due
-// whatever the replies do, or closed users who wait for each reply. Every
-// scheduled arrival is sent or dropped; every sent request ends in exactly
-// one outcome, joined with the mock service's request log when the target
-// has one.
+// generators, for real (a Schedule): an open ramp whose arrivals are sent
+// when due whatever the replies do, or closed users who wait for each
+// reply. Every scheduled arrival is sent or dropped; every sent request
+// ends in exactly one outcome, joined with the mock service's request log
+// when the target has one.
 package loadgen
 
 import (
-	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/mockservice/api"
-)
-
-// HTTP clients of the generator.
-const (
-	// ClientFastHTTP is github.com/valyala/fasthttp, one connection per
-	// sender: the default, less than half net/http's CPU per request
-	// (BenchmarkDoer).
-	ClientFastHTTP = "fasthttp"
-	// ClientNetHTTP is Go's net/http, connections pooled and shared (HTTP
-	// proxies from the environment are not used either way).
-	ClientNetHTTP = "net/http"
-)
-
-// Arrival modes of the open generator.
-const (
-	// ArrivalsStep sends all of a second's arrivals at its start, as the
-	// admission model does.
-	ArrivalsStep = "step"
-	// ArrivalsUniform spreads a second's arrivals evenly over it.
-	ArrivalsUniform = "uniform"
 )
 
 // Outcome is how a sent request ended. Every sent request ends in exactly
@@ -111,20 +90,23 @@ const (
 	MaxUsers = 100_000
 )
 
-// Config is one load run: the admission scenario's generator and timeout
-// (its workers, service time and queue describe the in-process endpoint
-// only), the arrival mode and the time scale.
+// Config is one load run: the schedule, the arrival mode and the time
+// scale, and how to send. Validate names its fields: the schedule's by
+// their own names (it is embedded), the others by their snake_case names
+// ("max_in_flight").
 type Config struct {
 	// Target is the URL each request is POSTed to.
-	Target   string
-	Scenario models.AdmissionScenario
-	Arrivals string
+	Target string
+	Schedule
+	// Endpoint describes the endpoint behind Target, for the result only.
+	Endpoint Endpoint
+	Arrivals Arrivals
 	// TimeScale: one model second lasts TimeScale real seconds.
 	TimeScale float64
 	// Client is the HTTP client: ClientFastHTTP (the default, "") or
 	// ClientNetHTTP. Either way the send lag is taken when each request has
 	// been written to its connection.
-	Client string
+	Client HTTPClient
 	// MaxInFlight caps requests awaiting an outcome; an arrival that finds
 	// the cap reached is dropped, and counted. 0: the default, the most
 	// requests the schedule can have awaiting an outcome at once (the peak
@@ -139,7 +121,9 @@ type Config struct {
 	// TieWindow (model seconds): a reply arriving within this window after
 	// the client's deadline counts as before the give-up — the model's
 	// order for simultaneous events (completions, then give-ups).
-	TieWindow  float64
+	TieWindow float64
+	// AdminToken is the bearer token of the mock service's admin routes
+	// (its reset and request log).
 	AdminToken string
 	// Wait is how long to keep asking a target that does not accept
 	// connections yet (a mock service still starting); 0 asks once.
@@ -171,44 +155,34 @@ type Progress struct {
 	Replies           map[Reply]int
 }
 
-// Validate names the first bad field.
+// Validate names the first bad field (a *field.Error).
 func (c Config) Validate() error {
-	if err := c.Scenario.Validate(); err != nil {
+	if err := c.Schedule.Validate(); err != nil {
 		return err
-	}
-	if c.Scenario.Duration > MaxDuration {
-		return fmt.Errorf("duration: %d model seconds is more than the limit of %d", c.Scenario.Duration, MaxDuration)
-	}
-	if c.Scenario.Generator == models.GeneratorOpen {
-		if n := (RampPacer{Scenario: c.Scenario}).Len(); n > MaxArrivals {
-			return fmt.Errorf("base-rate, peak-rate, duration: %.0f arrivals is more than the limit of %d", n, MaxArrivals)
-		}
-	} else if c.Scenario.Users > MaxUsers {
-		return fmt.Errorf("users: %d is more than the limit of %d", c.Scenario.Users, MaxUsers)
 	}
 	u, err := url.Parse(c.Target)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("target: %q is not an http(s) URL", c.Target)
+		return field.Errorf("target", "%q is not an http(s) URL", c.Target)
 	case c.Arrivals != ArrivalsStep && c.Arrivals != ArrivalsUniform:
-		return fmt.Errorf("arrivals: %q is not step or uniform", c.Arrivals)
+		return field.Errorf("arrivals", "%q is not %s or %s", c.Arrivals, ArrivalsStep, ArrivalsUniform)
 	case c.Client != "" && c.Client != ClientNetHTTP && c.Client != ClientFastHTTP:
-		return fmt.Errorf("client: %q is not %s or %s", c.Client, ClientNetHTTP, ClientFastHTTP)
+		return field.Errorf("client", "%q is not %s or %s", c.Client, ClientNetHTTP, ClientFastHTTP)
 	case c.MaxInFlight < 0:
-		return fmt.Errorf("max-in-flight: %d must be ≥ 0", c.MaxInFlight)
+		return field.Errorf("max_in_flight", "%d must be ≥ 0", c.MaxInFlight)
 	case c.LateThreshold < 0:
-		return fmt.Errorf("late-threshold: %v must be ≥ 0", c.LateThreshold)
+		return field.Errorf("late_threshold", "%v must be ≥ 0", c.LateThreshold)
 	case c.TieWindow < 0 || c.TieWindow >= 0.5:
-		return fmt.Errorf("tie-window: %v must be in [0, 0.5) model seconds", c.TieWindow)
+		return field.Errorf("tie_window", "%v must be in [0, 0.5) model seconds", c.TieWindow)
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
-		return fmt.Errorf("time-scale: %w", err)
+		return &field.Error{Field: "time_scale", Err: err}
 	}
 	if err := c.Segment.validate(); err != nil {
 		return err
 	}
 	if c.Segment.Count > 1 && c.StartAt.IsZero() {
-		return fmt.Errorf("start-at: segment %s shares its schedule with %d others and needs their common start time",
+		return field.Errorf("start_at", "segment %s shares its schedule with %d others and needs their common start time",
 			c.Segment, c.Segment.Count-1)
 	}
 	return nil
@@ -217,9 +191,9 @@ func (c Config) Validate() error {
 // clientName is the HTTP client's name, the default's included.
 func (c Config) clientName() string {
 	if c.Client == "" {
-		return ClientFastHTTP
+		return string(ClientFastHTTP)
 	}
-	return c.Client
+	return string(c.Client)
 }
 
 // inFlightCap is MaxInFlight, or its default: no request can be awaiting
@@ -232,8 +206,8 @@ func (c Config) inFlightCap() int {
 	if c.MaxInFlight > 0 {
 		return c.MaxInFlight
 	}
-	sc := c.Scenario
-	if sc.Generator != models.GeneratorOpen {
+	sc := c.Schedule
+	if sc.Mode != Open {
 		return max(min(c.Segment.share(sc.Users), DefaultMaxInFlight), 1)
 	}
 	n := c.Segment.count()

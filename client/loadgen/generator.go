@@ -57,7 +57,7 @@ func newGenerator(cfg Config, clock Clock) *generator {
 	}
 	unit := time.Duration(float64(time.Second) * cfg.TimeScale)
 	return &generator{cfg: cfg, clock: clock, unit: unit, metrics: newMetrics(cfg.Registerer), inFlightCap: cfg.inFlightCap(),
-		replies: map[Reply]int{}, statuses: map[int]int{}, overflow: map[Reply]int{}, timeline: make([]Second, cfg.Scenario.Duration),
+		replies: map[Reply]int{}, statuses: map[int]int{}, overflow: map[Reply]int{}, timeline: make([]Second, cfg.Duration),
 		fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram()}
 }
 
@@ -80,7 +80,7 @@ func (g *generator) behindOne(sched time.Time) {
 // newRequest is arrival hit, due at sched, with its id and deadline.
 func (g *generator) newRequest(hit int, sched time.Time) *request {
 	return &request{id: requestID(hit), scheduled: sched, reply: ReplyPending,
-		deadline: sched.Add(time.Duration(float64(g.cfg.Scenario.Timeout)*float64(g.unit) + g.cfg.TieWindow*float64(g.unit)))}
+		deadline: sched.Add(time.Duration(float64(g.cfg.Timeout)*float64(g.unit) + g.cfg.TieWindow*float64(g.unit)))}
 }
 
 // requestID is "load-" and hit, zero-padded to six digits.

@@ -1,15 +1,15 @@
 package loadgen_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/mocktest"
-
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 type mock struct {
@@ -24,10 +24,24 @@ func startMock(t *testing.T, cfg config.Config) *mock {
 	return &mock{url: m.URL, admin: m.Client}
 }
 
-// endpoint is the admission scenario's endpoint, as loadlab load starts it:
-// the scenario's workers, service time and queue, 429 when full, with a tie
-// window of tie model seconds.
-func endpoint(sc models.AdmissionScenario, scale, tie float64) config.Config {
-	return config.Endpoint(config.Station{Workers: sc.Workers, Queue: sc.Queue, RejectStatus: http.StatusTooManyRequests,
-		TieWindow: time.Duration(tie * scale * float64(time.Second))}, time.Duration(sc.ServiceTime)*time.Second, scale)
+// endpoint is the endpoint e describes, as loadlab load starts it: its
+// workers, service time and queue, 429 when full, with a tie window of tie
+// model seconds.
+func endpoint(e loadgen.Endpoint, scale, tie float64) config.Config {
+	return config.Endpoint(config.Station{Workers: e.Workers, Queue: e.Queue, RejectStatus: http.StatusTooManyRequests,
+		TieWindow: time.Duration(tie * scale * float64(time.Second))}, time.Duration(e.ServiceTime)*time.Second, scale)
+}
+
+// loadWhole runs schedule sc at time scale 0.1, step arrivals, against a
+// fresh endpoint e, as loadlab load does without --target.
+func loadWhole(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint) loadgen.Result {
+	t.Helper()
+	const scale = 0.1
+	m := startMock(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: loadgen.DefaultLateThreshold, TieWindow: loadgen.DefaultTieWindowStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

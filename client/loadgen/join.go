@@ -7,7 +7,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -86,16 +85,18 @@ type Result struct {
 	ServerIdentified bool    `json:"server_identified"`
 	TieWindowS       float64 `json:"tie_window_s"`
 	TimeScale        float64 `json:"time_scale"`
-	// The run: its scenario (the schedule's parameters), arrival mode,
-	// target and the moment its model second 0 began (Config.StartAt when
-	// given), by which Merge checks segments are of one schedule.
-	Scenario models.AdmissionScenario `json:"scenario,omitzero"`
-	Arrivals string                   `json:"arrivals,omitempty"`
-	Target   string                   `json:"target,omitempty"`
-	StartAt  time.Time                `json:"start_at,omitzero"`
-	// Client is the HTTP client that sent the load (fasthttp or net/http)
-	// and MaxInFlight the cap on requests awaiting an outcome in force,
-	// given or derived: arrivals that found it reached are Dropped.
+	// The run: its scenario (the schedule, and the endpoint's description
+	// as Config.Endpoint gave it), arrival mode, target and the moment its
+	// model second 0 began (Config.StartAt when given), by which Merge
+	// checks segments are of one schedule.
+	Scenario Scenario  `json:"scenario,omitzero"`
+	Arrivals Arrivals  `json:"arrivals,omitempty"`
+	Target   string    `json:"target,omitempty"`
+	StartAt  time.Time `json:"start_at,omitzero"`
+	// Client names the HTTP client that sent the load (an HTTPClient; a
+	// merge's, its segments' clients joined by commas) and MaxInFlight the
+	// cap on requests awaiting an outcome in force, given or derived:
+	// arrivals that found it reached are Dropped.
 	Client      string `json:"client"`
 	MaxInFlight int    `json:"max_in_flight"`
 	// Partial: the run was interrupted; the figures, and the timeline, are
@@ -151,10 +152,27 @@ func join(in joinInput) Result {
 		LateStarts: in.late, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
 		LatencyFromSchedule: summarise(in.fromSchedule, in.unit), LatencyFromSend: summarise(in.fromSend, in.unit),
 		LatencyFromScheduleHDR: encodeHistogram(in.fromSchedule), LatencyFromSendHDR: encodeHistogram(in.fromSend),
-		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale}
+		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale,
+		Partial: in.partial, LogError: in.logError, QueueHighWater: in.queueHighWater}
 	if res.StatusCodes == nil {
 		res.StatusCodes = map[int]int{}
 	}
+	res.Timeline = in.sampledTimeline()
+	in.joinRequests(&res)
+	if in.log != nil && res.Unjoined == 0 {
+		res.ServerJoined = true
+	}
+	if res.LatencyFromSchedule.Count > 0 {
+		p := res.LatencyFromSchedule.P95
+		res.P95LatencyS = &p
+	}
+	in.queueFigures(&res)
+	return res
+}
+
+// sampledTimeline is the generator's timeline (an interrupted run's, to
+// where it ended), numbered, with the queue's samples.
+func (in joinInput) sampledTimeline() []Second {
 	tl := slices.Clone(in.timeline)
 	if in.partial {
 		tl = tl[:max(in.seconds, 1)]
@@ -165,17 +183,26 @@ func join(in joinInput) Result {
 			tl[t].Queue = in.queue[t]
 		}
 	}
-	second := func(at time.Time) int {
-		return min(max(int(at.Sub(in.start)/in.unit), 0), len(tl)-1)
-	}
+	return tl
+}
+
+// joinRequests gives each request the client gave up on, or that was
+// pending at the end, its outcome: by the server's log when there is one, and
+// unjoined when the log was unreadable or lacks it; timed out or
+// unfinished when there is no log to ask. A request served too late is
+// counted in the timeline's second the server finished it.
+func (in joinInput) joinRequests(res *Result) {
 	server := map[string]api.RequestEntry{}
 	if in.log != nil {
 		for _, e := range in.log.Entries {
 			server[e.ID] = e
 		}
 	}
+	tl := res.Timeline
+	second := func(at time.Time) int {
+		return min(max(int(at.Sub(in.start)/in.unit), 0), len(tl)-1)
+	}
 	serverEnd := in.end.Add(in.offset)
-	res.Partial, res.LogError, res.QueueHighWater = in.partial, in.logError, in.queueHighWater
 	switch {
 	case in.log != nil || in.logError != "":
 		res.Unjoined = in.overflow[ReplyGaveUp] + in.overflow[ReplyPending] // beyond the join's bound
@@ -203,15 +230,14 @@ func join(in joinInput) Result {
 			res.Unfinished++
 		}
 	}
-	if in.log != nil && res.Unjoined == 0 {
-		res.ServerJoined = true
-	}
-	if res.LatencyFromSchedule.Count > 0 {
-		p := res.LatencyFromSchedule.P95
-		res.P95LatencyS = &p
-	}
+}
+
+// queueFigures sets the queue's peak, the second it was first full (at
+// the station's capacity) and the second it was empty again, from the
+// timeline's samples.
+func (in joinInput) queueFigures(res *Result) {
 	last := -1
-	for _, s := range tl {
+	for _, s := range res.Timeline {
 		res.PeakQueue = max(res.PeakQueue, s.Queue)
 		if s.Queue > 0 {
 			last = s.T
@@ -225,8 +251,6 @@ func join(in joinInput) Result {
 		empty := last + 1
 		res.QueueEmptyAtS = &empty
 	}
-	res.Timeline = tl
-	return res
 }
 
 // Outcomes returns the count of every outcome, in Outcomes' order: they add

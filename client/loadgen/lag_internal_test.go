@@ -13,7 +13,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // slowStart delays every request before it reaches the wire, like a sender
@@ -31,8 +30,8 @@ func (s slowStart) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
-	sc := models.DefaultAdmissionScenario()
-	g := newGenerator(Config{Target: srv.URL, Scenario: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
+	sc := OpeningSchedule()
+	g := newGenerator(Config{Target: srv.URL, Schedule: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
 	u, _ := url.Parse(srv.URL)
 	n := newNetHTTP(u, 1, RealClock)
 	n.client = &http.Client{Transport: slowStart{transport.New(1).Transport}}
@@ -49,7 +48,7 @@ func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 
 	// fasthttp: its connection notes when it wrote; a dial that takes
 	// 200 ms writes the request 200 ms late.
-	g = newGenerator(Config{Target: srv.URL, Scenario: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
+	g = newGenerator(Config{Target: srv.URL, Schedule: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
 	f := newFastHTTP(u, RealClock)
 	g.client = f
 	c := f.newConn().(*fastConn)
@@ -90,8 +89,8 @@ func (cutAtRunEnd) gaveUp(err error) bool { return errors.Is(err, fasthttp.ErrTi
 // given up on, even when the client returns before the run's context is
 // done; one whose own deadline passed first was given up on.
 func TestRequestCutByTheRunsEndIsPending(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
-	g := newGenerator(Config{Target: "http://127.0.0.1:1", Scenario: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
+	sc := OpeningSchedule()
+	g := newGenerator(Config{Target: "http://127.0.0.1:1", Schedule: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
 	g.start = time.Now()
 	runEnd := g.start.Add(50 * time.Millisecond)
 	// A context whose deadline is the run's end but that is never done

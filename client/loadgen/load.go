@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -24,7 +24,8 @@ var (
 	// at another time scale; every figure would be wrong.
 	ErrTimeScaleMismatch = errors.New("loadgen: time scale mismatch")
 	// ErrAdmin: the mock service refused its reset (for want of its admin
-	// token, say); nothing was sent.
+	// token, say); nothing was sent. Load returns it within a *field.Error
+	// of admin_token.
 	ErrAdmin = errors.New("loadgen: the mock service refused its reset")
 )
 
@@ -58,85 +59,137 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		g.client = newFastHTTP(u, clock)
 	}
 	defer g.client.close()
-	// The mock service's base: the target without its station's path, so
-	// that an instance of several (/i/k/enrich) is reset, sampled and
-	// joined at /i/k.
+	tg, err := identify(ctx, cfg, u)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := g.prepare(ctx, tg); err != nil {
+		return Result{}, err
+	}
+	queue := g.run(ctx, tg)
+	res := join(g.joinInput(ctx, tg, queue))
+	res.Client, res.MaxInFlight = cfg.clientName(), g.inFlightCap
+	res.Scenario = Scenario{Endpoint: cfg.Endpoint, Schedule: cfg.Schedule}
+	res.Arrivals, res.Target, res.StartAt = cfg.Arrivals, cfg.Target, g.start
+	if !cfg.Segment.whole() {
+		seg := cfg.Segment
+		res.Segment = &seg
+	}
+	return res, nil
+}
+
+// target is what Load learned of its target before sending anything.
+type target struct {
+	// mock is the mock service's admin client, on connections of its own.
+	mock api.Client
+	// identified is the mock service's identity; nil: not a mock service.
+	identified *api.Identity
+	// station is the mock station behind the target's path, whose queue
+	// is sampled and whose request log is joined; "" when there is none.
+	station string
+}
+
+// hasLog reports whether the target keeps a request log to join with.
+func (t target) hasLog() bool { return t.station != "" }
+
+// identify asks the target whether it is a loadlab mock service at the
+// run's time scale. The mock service's base is the target without its
+// station's path, so that an instance of several (/i/k/enrich) is reset,
+// sampled and joined at /i/k.
+func identify(ctx context.Context, cfg Config, u *url.URL) (target, error) {
 	base, station, idPath := u.Scheme+"://"+u.Host, stationOf(u.Path), u.EscapedPath()
 	for _, p := range []string{api.PathEnrich, api.PathRecords} {
 		if prefix, ok := strings.CutSuffix(u.Path, p); ok && prefix != "" {
 			base, station, idPath = base+prefix, stationOf(p), p
 		}
 	}
-	// Admin, metrics and log calls go on connections of their own.
 	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.New(2)}
 	identified, err := mock.DiscoverWait(ctx, idPath, cfg.Wait)
 	if err != nil {
-		return Result{}, fmt.Errorf("loadgen: %w", err)
+		return target{}, fmt.Errorf("loadgen: %w", err)
 	}
 	if identified == nil {
 		station = ""
 	} else if identified.TimeScale != cfg.TimeScale {
-		return Result{}, fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
+		return target{}, fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
 			ErrTimeScaleMismatch, base, identified.TimeScale, cfg.TimeScale)
 	}
-	hasLog := station != ""
-	// Segments share the target: segment 0 alone resets it, before the
-	// common start; the others' requests come after. A segment 0 that
-	// comes after the start must not reset what the others have sent.
-	if !cfg.StartAt.IsZero() && g.clock.Now().After(cfg.StartAt) {
-		return Result{}, fmt.Errorf("%w: the generator was ready at %s, %v after the start at %s: nothing sent, nothing reset",
-			ErrStartPassed, g.clock.Now().UTC().Format(time.RFC3339Nano), g.clock.Now().Sub(cfg.StartAt).Round(time.Millisecond),
-			cfg.StartAt.UTC().Format(time.RFC3339Nano))
+	return target{mock: mock, identified: identified, station: station}, nil
+}
+
+// prepare resets the mock service (segment 0 only) and sets the run's
+// start and end. Segments share the target: segment 0 alone resets it,
+// before the common start, and one that comes after the start must not
+// reset what the others have sent; any generator ready only after the
+// start sends nothing.
+func (g *generator) prepare(ctx context.Context, tg target) error {
+	startAt, reset := g.cfg.StartAt, tg.hasLog() && g.cfg.Segment.Index == 0
+	if !startAt.IsZero() && g.clock.Now().After(startAt) {
+		return fmt.Errorf("%w: the generator was ready at %s, %v after the start at %s: nothing sent, nothing reset",
+			ErrStartPassed, stamp(g.clock.Now()), g.clock.Now().Sub(startAt).Round(time.Millisecond), stamp(startAt))
 	}
-	if hasLog && cfg.Segment.Index == 0 {
-		if err := mock.Reset(ctx); err != nil {
-			return Result{}, fmt.Errorf("%w: %v (give --admin-token)", ErrAdmin, err)
+	if reset {
+		if err := tg.mock.Reset(ctx); err != nil {
+			return &field.Error{Field: "admin_token", Err: fmt.Errorf("%w: %v", ErrAdmin, err)}
 		}
 	}
-
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines
-	if !cfg.StartAt.IsZero() {
-		if now := g.clock.Now(); now.After(cfg.StartAt) {
+	if !startAt.IsZero() {
+		if now := g.clock.Now(); now.After(startAt) {
 			what := "identified the target"
-			if hasLog && cfg.Segment.Index == 0 {
+			if reset {
 				what = "identified and reset the target"
 			}
-			return Result{}, fmt.Errorf("%w: the generator %s at %s, %v after the start at %s: nothing sent",
-				ErrStartPassed, what, now.UTC().Format(time.RFC3339Nano), now.Sub(cfg.StartAt).Round(time.Millisecond),
-				cfg.StartAt.UTC().Format(time.RFC3339Nano))
+			return fmt.Errorf("%w: the generator %s at %s, %v after the start at %s: nothing sent",
+				ErrStartPassed, what, stamp(now), now.Sub(startAt).Round(time.Millisecond), stamp(startAt))
 		}
-		g.start = cfg.StartAt
+		g.start = startAt
 	}
-	g.end = g.start.Add(time.Duration(cfg.Scenario.Duration) * g.unit)
+	g.end = g.start.Add(time.Duration(g.cfg.Duration) * g.unit)
+	return nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// run sends the schedule until the run's end (or ctx's), sampling the
+// station's queue and reporting progress meanwhile, and returns the queue
+// samples: one per model second, -1 where none was read.
+func (g *generator) run(ctx context.Context, tg target) []int {
 	runCtx, stop := context.WithDeadline(ctx, g.end)
 	defer stop()
-	queue := make([]int, cfg.Scenario.Duration)
+	queue := make([]int, g.cfg.Duration)
 	for i := range queue {
 		queue[i] = -1
 	}
 	var wg sync.WaitGroup
-	if station != "" {
-		wg.Go(func() { g.sampleQueue(runCtx, mock, station, queue) })
+	if tg.station != "" {
+		wg.Go(func() { g.sampleQueue(runCtx, tg.mock, tg.station, queue) })
 	}
-	if cfg.Progress != nil {
+	if g.cfg.Progress != nil {
 		wg.Go(func() { g.progress(runCtx) })
 	}
-	if cfg.Scenario.Generator == models.GeneratorOpen {
-		g.runOpen(runCtx, RampPacer{Scenario: cfg.Scenario, Mode: cfg.Arrivals, Unit: g.unit})
+	if g.cfg.Mode == Open {
+		g.runOpen(runCtx, RampPacer{Schedule: g.cfg.Schedule, Mode: g.cfg.Arrivals, Unit: g.unit})
 	} else {
 		g.runClosed(runCtx)
 	}
 	wg.Wait()
+	return queue
+}
 
-	after := context.WithoutCancel(ctx) // an interrupted run still reads the log, bounded
+// joinInput gathers what the join reads: the generator's tally, the
+// queue samples, and the mock service's request log and metrics, read
+// (bounded) even when ctx has ended.
+func (g *generator) joinInput(ctx context.Context, tg target, queue []int) joinInput {
+	after := context.WithoutCancel(ctx)
 	in := joinInput{tally: g.tally(), start: g.start, end: g.end, unit: g.unit, queue: queue, queueCap: -1,
-		identified: identified != nil, tieWindow: cfg.TieWindow, timeScale: cfg.TimeScale}
+		identified: tg.identified != nil, tieWindow: g.cfg.TieWindow, timeScale: g.cfg.TimeScale}
 	switch {
-	case hasLog && len(in.joinable) == 0:
+	case tg.hasLog() && len(in.joinable) == 0:
 		in.log = &api.RequestLogSnapshot{} // every outcome is settled: nothing to ask the log
-	case hasLog:
+	case tg.hasLog():
 		t0 := time.Now()
-		snap, err := mock.RequestLog(after)
+		snap, err := tg.mock.RequestLog(after)
 		t1 := time.Now()
 		if err != nil {
 			in.logError = err.Error()
@@ -145,12 +198,10 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 			in.offset = snap.Now.Sub(t0.Add(t1.Sub(t0) / 2))
 		}
 	}
-	if station != "" {
-		in.queueCap = queueCapacity(after, mock, station)
-	}
-	if station != "" {
-		if st, err := mock.Scrape(after); err == nil {
-			hw := st.Stations[station].HighWater.Queue
+	if tg.station != "" {
+		in.queueCap = queueCapacity(after, tg.mock, tg.station)
+		if st, err := tg.mock.Scrape(after); err == nil {
+			hw := st.Stations[tg.station].HighWater.Queue
 			in.queueHighWater = &hw
 		}
 	}
@@ -158,14 +209,7 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 		in.seconds = min(g.second(g.clock.Now())+1, len(in.timeline))
 		in.partial = true
 	}
-	res := join(in)
-	res.Client, res.MaxInFlight = cfg.clientName(), g.inFlightCap
-	res.Scenario, res.Arrivals, res.Target, res.StartAt = cfg.Scenario, cfg.Arrivals, cfg.Target, g.start
-	if !cfg.Segment.whole() {
-		seg := cfg.Segment
-		res.Segment = &seg
-	}
-	return res, nil
+	return in
 }
 
 // tally copies what the generator counted, once every sender has finished.
@@ -210,7 +254,7 @@ func (g *generator) progress(ctx context.Context) {
 			return
 		}
 		g.mu.Lock()
-		p := Progress{Elapsed: float64(t), Duration: float64(g.cfg.Scenario.Duration),
+		p := Progress{Elapsed: float64(t), Duration: float64(g.cfg.Duration),
 			Sent: g.sent, Dropped: g.dropped, Replies: maps.Clone(g.replies)}
 		g.mu.Unlock()
 		g.cfg.Progress(p)

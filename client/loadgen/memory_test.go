@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // The generator's memory is bounded by design (a pacer, not a schedule;
@@ -42,7 +41,7 @@ func TestGeneratorMemoryIsBounded(t *testing.T) {
 	n, _ := stdout.Read(line)
 	url := strings.Fields(strings.TrimPrefix(string(line[:n]), "mockservice listening on "))[0]
 
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = seconds, rate, rate
 	done := make(chan struct{})
 	var heap []uint64 // HeapInuse, MiB, once a second
@@ -60,7 +59,7 @@ func TestGeneratorMemoryIsBounded(t *testing.T) {
 			}
 		}
 	}()
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/enrich", Scenario: sc,
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsUniform, TimeScale: 1, LateThreshold: loadgen.DefaultLateThreshold})
 	close(done)
 	if err != nil {

@@ -3,8 +3,6 @@ package loadgen
 import (
 	"context"
 	"time"
-
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // Pacer says when each arrival of an open schedule is due, computed as it
@@ -16,12 +14,12 @@ type Pacer interface {
 	Due(hit int) (offset time.Duration, ok bool)
 }
 
-// RampPacer is the admission model's open generator: Rate(t) arrivals in
-// second t, all at its start (ArrivalsStep) or evenly spaced over it
-// (ArrivalsUniform); Unit is one model second in real time.
+// RampPacer is the open schedule: Rate(t) arrivals in second t, all at
+// its start (ArrivalsStep) or evenly spaced over it (ArrivalsUniform);
+// Unit is one model second in real time.
 type RampPacer struct {
-	Scenario models.AdmissionScenario
-	Mode     string
+	Schedule Schedule
+	Mode     Arrivals
 	Unit     time.Duration
 }
 
@@ -30,7 +28,7 @@ var _ Pacer = RampPacer{}
 // segments are the ramp's stretches of constant rate: before, during and
 // after the peak, clipped to the run.
 func (p RampPacer) segments() [3]struct{ from, to, rate int } {
-	sc := p.Scenario
+	sc := p.Schedule
 	end := sc.Duration
 	rampStart, rampEnd := min(sc.RampStart, end), min(max(sc.RampEnd, sc.RampStart), end)
 	return [3]struct{ from, to, rate int }{

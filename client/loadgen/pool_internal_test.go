@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"testing"
 	"time"
-
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // The open generator sends through a pool of senders that grows only when
@@ -17,10 +15,10 @@ import (
 func TestSendersAreReused(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
-	sc := models.DefaultAdmissionScenario()
+	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 200, 200
-	for _, client := range []string{ClientNetHTTP, ClientFastHTTP} {
-		cfg := Config{Target: srv.URL + "/x", Scenario: sc, Arrivals: ArrivalsUniform, TimeScale: 0.5, Client: client}
+	for _, client := range []HTTPClient{ClientNetHTTP, ClientFastHTTP} {
+		cfg := Config{Target: srv.URL + "/x", Schedule: sc, Arrivals: ArrivalsUniform, TimeScale: 0.5, Client: client}
 		g := newGenerator(cfg, RealClock)
 		u, _ := url.Parse(cfg.Target)
 		if client == ClientFastHTTP {
@@ -31,7 +29,7 @@ func TestSendersAreReused(t *testing.T) {
 		g.start = time.Now()
 		g.end = g.start.Add(2 * g.unit)
 		ctx, cancel := context.WithDeadline(context.Background(), g.end)
-		g.runOpen(ctx, RampPacer{Scenario: sc, Mode: ArrivalsUniform, Unit: g.unit})
+		g.runOpen(ctx, RampPacer{Schedule: sc, Mode: ArrivalsUniform, Unit: g.unit})
 		cancel()
 		g.client.close()
 		if g.sent+g.behind != 400 || g.replies[ReplyOnTime] != g.sent || g.senders > 40 {
@@ -45,20 +43,20 @@ func TestSendersAreReused(t *testing.T) {
 // The default in-flight cap is the most requests the schedule can have
 // awaiting an outcome, bounded.
 func TestDefaultInFlightCap(t *testing.T) {
-	sc := models.DefaultAdmissionScenario() // peak 8/s, timeout 10 s
+	sc := OpeningSchedule() // peak 8/s, timeout 10 s
 	for _, tt := range []struct {
 		change func(*Config)
 		want   int
 	}{
 		{func(*Config) {}, 8 * 11},
 		{func(c *Config) { c.MaxInFlight = 5 }, 5},
-		{func(c *Config) { c.Scenario.BaseRate, c.Scenario.PeakRate = 100_000, 100_000 }, DefaultMaxInFlight},
-		{func(c *Config) { c.Scenario.Generator, c.Scenario.Users = models.GeneratorClosed, 16 }, 16},
+		{func(c *Config) { c.BaseRate, c.PeakRate = 100_000, 100_000 }, DefaultMaxInFlight},
+		{func(c *Config) { c.Mode, c.Users = Closed, 16 }, 16},
 	} {
-		c := Config{Scenario: sc}
+		c := Config{Schedule: sc}
 		tt.change(&c)
 		if got := c.inFlightCap(); got != tt.want {
-			t.Errorf("%+v: cap %d, want %d", c.Scenario, got, tt.want)
+			t.Errorf("%+v: cap %d, want %d", c.Schedule, got, tt.want)
 		}
 	}
 }

@@ -4,20 +4,19 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
-
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // WriteResult writes a load run's result for people: every outcome, what
 // the generator could not do, latency percentiles, the server's figures,
-// and a chart over time.
-func WriteResult(w io.Writer, cfg Config, r Result) error {
+// and a chart over time. The run's parameters are the result's own
+// (Scenario, Arrivals, TimeScale, Target).
+func WriteResult(w io.Writer, r Result) error {
 	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s (%s client, at most %d requests in flight)\n",
-		cfg.Scenario.Generator, cfg.Arrivals, cfg.TimeScale, cfg.Target, r.Client, r.MaxInFlight)
+		r.Scenario.Mode, r.Arrivals, r.TimeScale, r.Target, r.Client, r.MaxInFlight)
 	switch {
 	case r.Segment != nil:
 		fmt.Fprintf(w, "Segment %s: arrivals (closed: users) numbered %d, %d + %d, … of the schedule, from %s; merge the %d segments' results for the whole\n",
@@ -79,7 +78,7 @@ func WriteResult(w io.Writer, cfg Config, r Result) error {
 		}
 		return out
 	}
-	return models.WriteChart(w, []models.ChartRow{
+	return WriteChart(w, []ChartRow{
 		{Name: "arrivals", Values: val(func(s Second) int { return s.Arrivals })},
 		{Name: "queue", Values: val(func(s Second) int { return s.Queue })},
 		{Name: "on time", Values: val(func(s Second) int { return s.OnTime })},
@@ -96,32 +95,59 @@ func opt(p *int) string {
 	return fmt.Sprintf("%d s", *p)
 }
 
-// WriteComparison prints the model and the real run side by side, with the
-// difference per outcome in requests and as a share of the model's requests.
-func WriteComparison(w io.Writer, model models.AdmissionResult, real Result) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "outcome\tmodel\treal\treal − model\tof requests\t")
-	row := func(name string, m, r int) {
-		share := 0.0
-		if model.Requests > 0 {
-			share = 100 * float64(r-m) / float64(model.Requests)
+// ChartRow is one named series of a text chart, one value per second.
+type ChartRow struct {
+	Name   string
+	Values []int
+}
+
+// WriteChart draws each row as one character per second, its height
+// relative to the row's peak; "·" is zero, "?" a negative value (not
+// measured). Below the rows an axis marks every tenth second.
+func WriteChart(w io.Writer, rows []ChartRow) error {
+	fmt.Fprintf(w, "One column per second (height relative to the row's peak):\n")
+	n := 0
+	for _, row := range rows {
+		peak := 0
+		for _, v := range row.Values {
+			peak = max(peak, v)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%+d\t%+.1f%%\t\n", name, m, r, r-m, share)
+		n = max(n, len(row.Values))
+		fmt.Fprintf(w, "%-9s %s  peak %d\n", row.Name, spark(row.Values, peak), peak)
 	}
-	row("requests", model.Requests, real.Requests)
-	row(string(OnTime), model.OnTime, real.OnTime)
-	row(string(Rejected), model.Rejected, real.Rejected)
-	row(string(TooLate), model.TooLate, real.TooLate)
-	row(string(Unfinished), model.Unfinished, real.Unfinished)
-	for _, o := range Outcomes[4:] { // the outcomes the model does not have
-		if n := real.Outcomes()[o]; n > 0 {
-			fmt.Fprintf(tw, "%s (not in the model)\t\t%d\t\t\t\n", o, n)
+	_, err := fmt.Fprintf(w, "%-9s %s\n", "", axis(n))
+	return err
+}
+
+var levels = []rune(" ▁▂▃▄▅▆▇█")
+
+func spark(values []int, peak int) string {
+	var b strings.Builder
+	for _, v := range values {
+		switch {
+		case v < 0:
+			b.WriteRune('?') // not measured
+		case v == 0 || peak == 0:
+			b.WriteRune('·')
+		default:
+			i := int(math.Ceil(float64(v) / float64(peak) * float64(len(levels)-1)))
+			b.WriteRune(levels[i])
 		}
 	}
-	row("peak_queue", model.PeakQueue, real.PeakQueue)
-	fmt.Fprintf(tw, "wasted_worker_s\t%d\t%.1f\t%+.1f\t\t\n", model.WastedWorkerS, real.WastedWorkerS, real.WastedWorkerS-float64(model.WastedWorkerS))
-	if model.P95LatencyS != nil && real.P95LatencyS != nil {
-		fmt.Fprintf(tw, "p95_latency_s\t%d\t%.2f\t%+.2f\t\t\n", *model.P95LatencyS, *real.P95LatencyS, *real.P95LatencyS-float64(*model.P95LatencyS))
+	return b.String()
+}
+
+// axis marks every tenth second.
+func axis(n int) string {
+	var b strings.Builder
+	for t := 0; t < n; t++ {
+		if t%10 == 0 {
+			label := fmt.Sprint(t)
+			b.WriteString(label)
+			t += len(label) - 1
+			continue
+		}
+		b.WriteByte(' ')
 	}
-	return tw.Flush()
+	return b.String()
 }

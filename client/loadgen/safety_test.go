@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -44,9 +44,9 @@ func startRecorder(t *testing.T, status int) (*recorder, string) {
 // nothing but the load path: no reset, no metrics, no request log.
 func TestForeignTargetGetsOnlyTheLoad(t *testing.T) {
 	rec, url := startRecorder(t, http.StatusOK)
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 3, 3
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/api/orders", Scenario: sc,
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/api/orders", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +65,9 @@ func TestForeignTargetGetsOnlyTheLoad(t *testing.T) {
 // is not a transport error.
 func TestErrorStatusIsItsOwnOutcome(t *testing.T) {
 	_, url := startRecorder(t, http.StatusNotFound)
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 2, 2
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/missing", Scenario: sc,
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/missing", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +81,13 @@ func TestErrorStatusIsItsOwnOutcome(t *testing.T) {
 // Work the server dropped when its client left is cancelled, with no wasted
 // work, not too_late.
 func TestServerCancelledWorkIsCancelled(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
-	sc.Duration, sc.BaseRate, sc.PeakRate, sc.Workers, sc.Queue, sc.Timeout = 4, 2, 2, 1, 10, 1
-	cfg := endpoint(sc, 0.05, 0)
+	sc, e := loadgen.OpeningRun()
+	sc.Duration, sc.BaseRate, sc.PeakRate, sc.Timeout = 4, 2, 2, 1
+	e.Workers, e.Queue = 1, 10
+	cfg := endpoint(e, 0.05, 0)
 	cfg.Enrichment.CancelOnDisconnect = true
 	m := startMock(t, cfg)
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestTimeScaleMismatchIsRefused(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
 	m := startMock(t, cfg)
-	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: models.DefaultAdmissionScenario(),
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: loadgen.OpeningSchedule(),
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.2})
 	if !errors.Is(err, loadgen.ErrTimeScaleMismatch) || !strings.Contains(err.Error(), "0.1") {
 		t.Errorf("got %v, want ErrTimeScaleMismatch naming both scales", err)
@@ -132,11 +133,11 @@ func TestTimeScaleMismatchIsRefused(t *testing.T) {
 
 // An interrupted run returns what it measured, marked partial.
 func TestInterruptedRunIsPartial(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
-	m := startMock(t, endpoint(sc, 0.05, 0))
+	sc, e := loadgen.OpeningRun()
+	m := startMock(t, endpoint(e, 0.05, 0))
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond) // 12 of 60 model seconds
 	defer cancel()
-	res, err := loadgen.Load(ctx, loadgen.Config{Target: m.url + "/enrich", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
+	res, err := loadgen.Load(ctx, loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,16 +149,26 @@ func TestInterruptedRunIsPartial(t *testing.T) {
 // Input beyond the limits is refused before anything is sent, naming the
 // limit.
 func TestInputCaps(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.Duration = loadgen.MaxDuration + 1
-	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "86400") {
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "duration_s") || !strings.Contains(err.Error(), "86400") {
 		t.Errorf("duration: %v", err)
 	}
-	sc = models.DefaultAdmissionScenario()
+	sc = loadgen.OpeningSchedule()
 	sc.BaseRate, sc.PeakRate = 1<<40, 1<<40
-	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "100000000") {
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "duration_s") || !strings.Contains(err.Error(), "100000000") {
 		t.Errorf("arrivals: %v", err)
 	}
+	sc = loadgen.OpeningSchedule()
+	sc.Mode, sc.Users = loadgen.Closed, loadgen.MaxUsers+1
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "users") || !strings.Contains(err.Error(), "100000") {
+		t.Errorf("users: %v", err)
+	}
+}
+
+func isField(err error, name string) bool {
+	fe, ok := field.Of(err)
+	return ok && fe.Field == name
 }
 
 // A mock that refuses its reset (a token is needed) is refused before any
@@ -166,10 +177,10 @@ func TestRefusedResetIsRefused(t *testing.T) {
 	cfg := config.Default()
 	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
 	m := startMock(t, cfg)
-	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: models.DefaultAdmissionScenario(),
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: loadgen.OpeningSchedule(),
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
-	if !errors.Is(err, loadgen.ErrAdmin) || !strings.Contains(err.Error(), "--admin-token") {
-		t.Errorf("got %v, want ErrAdmin naming --admin-token", err)
+	if fe, ok := field.Of(err); !errors.Is(err, loadgen.ErrAdmin) || !ok || fe.Field != "admin_token" {
+		t.Errorf("got %v, want ErrAdmin of the field admin_token", err)
 	}
 }
 
@@ -177,10 +188,10 @@ func TestRefusedResetIsRefused(t *testing.T) {
 // error status, and the place it points to is never asked.
 func TestRedirectsAreNotFollowed(t *testing.T) {
 	rec, url := startRecorder(t, http.StatusFound)
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 2, 2
-	for _, client := range []string{loadgen.ClientNetHTTP, loadgen.ClientFastHTTP} {
-		res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/orders", Scenario: sc,
+	for _, client := range []loadgen.HTTPClient{loadgen.ClientNetHTTP, loadgen.ClientFastHTTP} {
+		res, err := loadgen.Load(context.Background(), loadgen.Config{Target: url + "/orders", Schedule: sc,
 			Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, Client: client, LateThreshold: notLate})
 		if err != nil {
 			t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
@@ -48,9 +48,9 @@ func TestParseSegment(t *testing.T) {
 // The segments of a schedule have every arrival once: their shares add up
 // to the schedule's length.
 func TestSegmentArrivalsAddUp(t *testing.T) {
-	sc := models.DefaultAdmissionScenario()
+	sc := loadgen.OpeningSchedule()
 	sc.BaseRate, sc.PeakRate = 3, 7 // 30 + 210 + 60 = 300, and odd rates
-	total := int(loadgen.RampPacer{Scenario: sc}.Len())
+	total := int(loadgen.RampPacer{Schedule: sc}.Len())
 	for _, n := range []int{1, 2, 3, 7, 299, 300, 301, 1000} {
 		sum := 0
 		for i := range n {
@@ -66,7 +66,7 @@ func TestSegmentArrivalsAddUp(t *testing.T) {
 }
 
 func TestConfigValidateSegment(t *testing.T) {
-	base := loadgen.Config{Target: "http://127.0.0.1:9/enrich", Scenario: models.DefaultAdmissionScenario(),
+	base := loadgen.Config{Target: "http://127.0.0.1:9/enrich", Schedule: loadgen.OpeningSchedule(),
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1}
 	for _, c := range []struct {
 		seg   loadgen.Segment
@@ -76,7 +76,7 @@ func TestConfigValidateSegment(t *testing.T) {
 		{loadgen.Segment{}, false, ""},
 		{loadgen.Segment{Index: 0, Count: 1}, false, ""},
 		{loadgen.Segment{Index: 1, Count: 2}, true, ""},
-		{loadgen.Segment{Index: 1, Count: 2}, false, "start-at"},
+		{loadgen.Segment{Index: 1, Count: 2}, false, "start_at: segment 1/2 shares its schedule"},
 		{loadgen.Segment{Index: 2, Count: 2}, true, "segment: the index 2"},
 		{loadgen.Segment{Index: 1, Count: 0}, true, "segment: the count 0"},
 		{loadgen.Segment{Index: 0, Count: 1001}, true, "segment: the count 1001"},
@@ -87,7 +87,8 @@ func TestConfigValidateSegment(t *testing.T) {
 			cfg.StartAt = time.Now()
 		}
 		err := cfg.Validate()
-		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+		fe, isField := field.Of(err)
+		if (c.want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), c.want) || !isField || !strings.HasPrefix(c.want, fe.Field+": "))) {
 			t.Errorf("%+v (start %v): %v, want %q", c.seg, c.start, err, c.want)
 		}
 	}
@@ -100,14 +101,14 @@ var segStart = time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
 // of lat recorded in both histograms, the queue sampled as 100 × index + t.
 func synthetic(t *testing.T, seg loadgen.Segment, lat time.Duration, nLat int) loadgen.Result {
 	t.Helper()
-	sc := models.DefaultAdmissionScenario()
-	r := loadgen.Result{Segment: &seg, Scenario: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1, TieWindowS: 0.1,
-		Target: "http://127.0.0.1:9/enrich", StartAt: segStart, Client: loadgen.ClientFastHTTP, MaxInFlight: 44,
+	sc, e := loadgen.OpeningRun()
+	r := loadgen.Result{Segment: &seg, Scenario: loadgen.Scenario{Endpoint: e, Schedule: sc}, Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1, TieWindowS: 0.1,
+		Target: "http://127.0.0.1:9/enrich", StartAt: segStart, Client: string(loadgen.ClientFastHTTP), MaxInFlight: 44,
 		ServerIdentified: true, ServerJoined: true, StatusCodes: map[int]int{}, Timeline: make([]loadgen.Second, sc.Duration)}
 	for s := range r.Timeline {
 		r.Timeline[s].T, r.Timeline[s].Queue = s, 100*seg.Index+s
 	}
-	p := loadgen.RampPacer{Scenario: sc, Mode: loadgen.ArrivalsStep, Unit: time.Second}
+	p := loadgen.RampPacer{Schedule: sc, Mode: loadgen.ArrivalsStep, Unit: time.Second}
 	for hit := seg.Index; ; hit += seg.Count {
 		off, ok := p.Due(hit)
 		if !ok {
@@ -185,7 +186,7 @@ func TestMerge(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	if m.WastedWorkerS != 10 || m.MaxSendLagMs != 7 || m.Segment != nil || m.Partial || !m.ServerJoined || m.Client != loadgen.ClientFastHTTP {
+	if m.WastedWorkerS != 10 || m.MaxSendLagMs != 7 || m.Segment != nil || m.Partial || !m.ServerJoined || m.Client != string(loadgen.ClientFastHTTP) {
 		t.Errorf("wasted %v, max lag %v, segment %v, partial %v, joined %v, client %q", m.WastedWorkerS, m.MaxSendLagMs,
 			m.Segment, m.Partial, m.ServerJoined, m.Client)
 	}
@@ -230,12 +231,13 @@ func TestMergeRefuses(t *testing.T) {
 		{"no segments", func(s0, s1 *loadgen.Result) []loadgen.Result { return []loadgen.Result{} }, "no segments"},
 		{"partial", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Partial = true; return nil }, "segment 1/2 is partial"},
 		{"another scenario", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Scenario.PeakRate = 9; return nil }, "segment 1/2 is not of segment 0/2's run: scenario"},
+		{"another endpoint", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Scenario.Workers = 9; return nil }, "segment 1/2 is not of segment 0/2's run: scenario"},
 		{"another target", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Target = "http://10.0.0.1/enrich"; return nil }, "target http://10.0.0.1/enrich against"},
 		{"another start", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.StartAt = s1.StartAt.Add(time.Second); return nil }, "start 2026-12-01T10:00:01.123456789Z against"},
 		{"another time scale", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.TimeScale = 0.2; return nil }, "time scale 0.2 against 0.1"},
 		{"other arrivals", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Arrivals = loadgen.ArrivalsUniform; return nil }, "arrivals uniform against step"},
 		{"another tie window", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.TieWindowS = 0; return nil }, "tie window 0 against 0.1"},
-		{"no schedule", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Scenario = models.AdmissionScenario{}; return nil }, "segment 1/2 does not say its schedule"},
+		{"no schedule", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.Scenario = loadgen.Scenario{}; return nil }, "segment 1/2 does not say its schedule"},
 		{"outcomes do not add up", func(s0, s1 *loadgen.Result) []loadgen.Result { s1.OnTime--; return nil }, "segment 1/2 does not add up"},
 		{"arrivals lost", func(s0, s1 *loadgen.Result) []loadgen.Result {
 			s1.OnTime, s1.Requests, s1.Scheduled, s1.Timeline[0].Arrivals = s1.OnTime-1, s1.Requests-1, s1.Scheduled-1, 0
@@ -263,16 +265,16 @@ func TestMergeRefuses(t *testing.T) {
 // runSegments runs n segments of sc at once, from one start 300 ms ahead,
 // against one in-process admission endpoint (as loadlab load starts it),
 // and merges them; it checks every request reached the endpoint once.
-func runSegments(t *testing.T, sc models.AdmissionScenario, n int) (loadgen.Result, []loadgen.Result) {
+func runSegments(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint, n int) (loadgen.Result, []loadgen.Result) {
 	t.Helper()
 	const scale = 0.1
-	m := startMock(t, endpoint(sc, scale, loadgen.DefaultTieWindowStep))
+	m := startMock(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
 	start := time.Now().Add(300 * time.Millisecond)
 	res, errs := make([]loadgen.Result, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res[i], errs[i] = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+			res[i], errs[i] = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
 				Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: loadgen.DefaultLateThreshold,
 				TieWindow: loadgen.DefaultTieWindowStep, Segment: loadgen.Segment{Index: i, Count: n}, StartAt: start})
 		})
@@ -304,24 +306,25 @@ func runSegments(t *testing.T, sc models.AdmissionScenario, n int) (loadgen.Resu
 
 // Two segments, 0/2 and 1/2, run at once against one endpoint and merged,
 // count every outcome as one generator running the whole schedule against
-// a fresh endpoint does, within TestLoadAgreesWithTheModel's tolerance for
-// real against model (2% of all requests per outcome); the open schedule's
+// a fresh endpoint does, within the tolerance the comparison with the
+// model allows real runs (compare's TestLoadAgreesWithTheModel: 2% of all
+// requests per outcome); the open schedule's
 // arrivals are scheduled exactly, each by one segment. Real time at scale
 // 0.1, not in parallel (as TestLoadAgreesWithTheModel: other tests beside
 // it made the generator miss its 10 ms late threshold).
 func TestSegmentsMatchOneGenerator(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		change func(*models.AdmissionScenario)
+		change func(*loadgen.Schedule)
 	}{
-		{"opening run", func(*models.AdmissionScenario) {}},
-		{"closed, 16 users", func(s *models.AdmissionScenario) { s.Generator = models.GeneratorClosed; s.Users = 16 }},
+		{"opening run", func(*loadgen.Schedule) {}},
+		{"closed, 16 users", func(s *loadgen.Schedule) { s.Mode = loadgen.Closed; s.Users = 16 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := models.DefaultAdmissionScenario()
+			sc, e := loadgen.OpeningRun()
 			tt.change(&sc)
-			merged, segs := runSegments(t, sc, 2)
-			whole, _ := loadAgainstModel(t, sc)
+			merged, segs := runSegments(t, sc, e, 2)
+			whole := loadWhole(t, sc, e)
 			for _, sg := range segs {
 				for _, x := range sg.Timeline {
 					if x.Behind > 0 { // a stalled generator: the outcomes below then differ
@@ -332,8 +335,8 @@ func TestSegmentsMatchOneGenerator(t *testing.T) {
 			if !merged.ServerJoined || merged.Dropped != 0 {
 				t.Fatalf("merged: joined %v, dropped %d", merged.ServerJoined, merged.Dropped)
 			}
-			if sc.Generator == models.GeneratorOpen {
-				total := int(loadgen.RampPacer{Scenario: sc}.Len())
+			if sc.Mode == loadgen.Open {
+				total := int(loadgen.RampPacer{Schedule: sc}.Len())
 				if merged.Scheduled != total || whole.Scheduled != total {
 					t.Errorf("scheduled: merged %d, one generator %d, the schedule %d", merged.Scheduled, whole.Scheduled, total)
 				}
@@ -346,7 +349,7 @@ func TestSegmentsMatchOneGenerator(t *testing.T) {
 			if merged.Scheduled != whole.Scheduled {
 				t.Errorf("scheduled: merged %d, one generator %d", merged.Scheduled, whole.Scheduled)
 			}
-			tol := 0.02 * float64(whole.Requests) // TestLoadAgreesWithTheModel's tolerance
+			tol := 0.02 * float64(whole.Requests) // compare's TestLoadAgreesWithTheModel's tolerance
 			wm, mm := whole.Outcomes(), merged.Outcomes()
 			if math.Abs(float64(merged.Requests-whole.Requests)) > tol {
 				t.Errorf("requests: merged %d, one generator %d", merged.Requests, whole.Requests)
@@ -378,9 +381,9 @@ func fmtP(p *float64) any {
 // A segment whose start has passed when it is ready sends nothing.
 func TestSegmentStartPassed(t *testing.T) {
 	t.Parallel() // nothing is sent
-	sc := models.DefaultAdmissionScenario()
-	m := startMock(t, endpoint(sc, 0.1, 0))
-	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+	sc, e := loadgen.OpeningRun()
+	m := startMock(t, endpoint(e, 0.1, 0))
+	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1, Segment: loadgen.Segment{Index: 1, Count: 2},
 		StartAt: time.Now().Add(-time.Second)})
 	if !errors.Is(err, loadgen.ErrStartPassed) {
@@ -396,14 +399,14 @@ func TestSegmentStartPassed(t *testing.T) {
 // other segments' requests, already sent, stay in the shared log.
 func TestLateSegmentZeroResetsNothing(t *testing.T) {
 	t.Parallel() // nothing is sent
-	sc := models.DefaultAdmissionScenario()
-	m := startMock(t, endpoint(sc, 0.1, 0))
+	sc, e := loadgen.OpeningRun()
+	m := startMock(t, endpoint(e, 0.1, 0))
 	resp, err := http.Post(m.url+"/enrich", "application/json", strings.NewReader(`{"record_id":"other","step":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	_, err = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Scenario: sc,
+	_, err = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.1, Segment: loadgen.Segment{Index: 0, Count: 2},
 		StartAt: time.Now().Add(-time.Second)})
 	if !errors.Is(err, loadgen.ErrStartPassed) || !strings.Contains(err.Error(), "nothing reset") {
@@ -419,10 +422,10 @@ func TestLateSegmentZeroResetsNothing(t *testing.T) {
 // samples and joins that instance, and leaves the other alone.
 func TestLoadAgainstAnInstance(t *testing.T) {
 	t.Parallel() // counts, not speed
-	sc := models.DefaultAdmissionScenario()
+	sc, e := loadgen.OpeningRun()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 2, 2
-	ms := mocktest.StartInstances(t, endpoint(sc, 0.05, 0), 2)
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: ms[1].URL + "/enrich", Scenario: sc,
+	ms := mocktest.StartInstances(t, endpoint(e, 0.05, 0), 2)
+	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: ms[1].URL + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05})
 	if err != nil {
 		t.Fatal(err)

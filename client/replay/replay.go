@@ -1,6 +1,6 @@
-// Package replay sends the seeded workloads of the concurrency simulation
-// over real HTTP to a mock service in replay mode and measures what the
-// model computes: each request is served for exactly its workload
+// Package replay sends workloads (the seeded ones of the concurrency
+// simulation) over real HTTP to a mock service in replay mode and measures
+// what the concurrency model computes: each request is served for exactly its workload
 // duration, the client keeps at most a limit in flight and gives up at the
 // timeout, the server finishes the work anyway.
 package replay
@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,8 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -29,10 +30,32 @@ import (
 // happened first depends on timers, not on the workload.
 const NearTie = 5 * time.Millisecond
 
+// Workload is one seeded workload: each request's service duration, in
+// issue order, in lab time.
+type Workload struct {
+	Seed      uint32
+	Durations []time.Duration
+}
+
+// Metrics are one trial's figures, under the concurrency model's keys
+// and with its meaning; lab milliseconds. All are float64 so that a
+// statistic of them (a median of an even count) can be a half.
+type Metrics struct {
+	Completed          float64 `json:"completed"`
+	TimedOut           float64 `json:"timed_out"`
+	ClientOutcomeMs    float64 `json:"client_outcome_ms"`
+	ServerDrainMs      float64 `json:"server_drain_ms"`
+	PeakInFlight       float64 `json:"peak_in_flight"`
+	PeakQueue          float64 `json:"peak_queue"`
+	P95QueueWaitMs     float64 `json:"p95_queue_wait_ms"`
+	MaxQueueWaitMs     float64 `json:"max_queue_wait_ms"`
+	WorkAfterTimeoutMs float64 `json:"work_after_timeout_ms"`
+}
+
 // Trial is one workload under one client limit, measured.
 type Trial struct {
-	Seed    uint32                    `json:"seed"`
-	Metrics models.ConcurrencyMetrics `json:"metrics"`
+	Seed    uint32  `json:"seed"`
+	Metrics Metrics `json:"metrics"`
 	// NearTies counts requests the server finished within NearTie, plus
 	// the request's own delay from issue to admission, of the client's
 	// deadline; they are classified as observed (a 200 in time is
@@ -43,7 +66,7 @@ type Trial struct {
 	AdmissionLagMs float64 `json:"admission_lag_ms"`
 }
 
-// Config is one replay: the workloads (by seed), one client limit.
+// Config is one replay: one client limit against one mock service.
 type Config struct {
 	// Target is the mock service's base URL; it must be in replay mode
 	// with the scenario's workers and an unbounded FIFO queue.
@@ -56,17 +79,31 @@ type Config struct {
 	TimeScale float64
 }
 
-// Run replays one workload: it resets the mock service, sends the
-// durations' requests in order with at most cfg.Limit in flight, waits for
-// the server to finish every one, and reads the server's request log.
-func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration) (Trial, error) {
+// Validate names the first bad field (a *field.Error).
+func (c Config) Validate() error {
 	switch {
-	case cfg.Limit < 1:
-		return Trial{}, fmt.Errorf("replay: limit %d must be ≥ 1", cfg.Limit)
-	case len(durations) == 0:
-		return Trial{}, fmt.Errorf("replay: workload %d has no requests", seed)
-	case !(cfg.TimeScale > 0) || cfg.Timeout <= 0:
-		return Trial{}, fmt.Errorf("replay: time scale %g and timeout %v must be > 0", cfg.TimeScale, cfg.Timeout)
+	case c.Limit < 1:
+		return field.Errorf("limit", "%d must be ≥ 1", c.Limit)
+	case !(c.TimeScale > 0):
+		return field.Errorf("time_scale", "%g must be > 0", c.TimeScale)
+	case c.Timeout <= 0:
+		return field.Errorf("timeout", "%v must be > 0", c.Timeout)
+	}
+	return nil
+}
+
+// Run replays one workload: it resets the mock service, sends the
+// workload's requests in order with at most cfg.Limit in flight, waits for
+// the server to finish every one, and reads the server's request log. The
+// first request that fails (an answer other than 200 or a timeout) stops
+// the replay with its error.
+func Run(ctx context.Context, cfg Config, w Workload) (Trial, error) {
+	if err := cfg.Validate(); err != nil {
+		return Trial{}, fmt.Errorf("replay: %w", err)
+	}
+	n := len(w.Durations)
+	if n == 0 {
+		return Trial{}, fmt.Errorf("replay: workload %d has no requests", w.Seed)
 	}
 	ctx, cancel := context.WithCancel(ctx) // the first failure stops the rest
 	defer cancel()
@@ -74,57 +111,19 @@ func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration
 	if err := mock.Reset(ctx); err != nil {
 		return Trial{}, fmt.Errorf("replay: reset: %w", err)
 	}
-	n := len(durations)
 	hc := transport.New(min(cfg.Limit, n))
 	defer hc.CloseIdleConnections()
 	if err := predial(ctx, hc, cfg.Target, min(cfg.Limit, n)); err != nil {
 		return Trial{}, err
 	}
-	timeout := time.Duration(float64(cfg.Timeout) * cfg.TimeScale)
-	issue := make([]time.Time, n)
-	outcome := make([]time.Time, n)
-	done := make([]bool, n) // answered 200 within the timeout
-	var mu sync.Mutex
-	inFlight, peak := 0, 0
-	sem := make(chan struct{}, cfg.Limit)
-	var wg sync.WaitGroup
-	var failure error
-	start := time.Now()
-	for i, d := range durations {
-		sem <- struct{}{}
-		mu.Lock()
-		inFlight++
-		peak = max(peak, inFlight)
-		mu.Unlock()
-		issue[i] = time.Now()
-		deadline := issue[i].Add(timeout)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, err := send(ctx, hc, cfg.Target, fmt.Sprintf("r%d-%d", seed, i), i, d, deadline)
-			at := time.Now()
-			if !ok {
-				at = deadline // the client gave up then; noticing it later is not the outcome
-			}
-			mu.Lock()
-			outcome[i], done[i] = at, ok
-			if err != nil && failure == nil {
-				failure = err
-				cancel()
-			}
-			inFlight--
-			mu.Unlock()
-			<-sem
-		}()
-	}
-	wg.Wait()
-	if failure != nil {
-		return Trial{}, failure
+	rec, err := issue(ctx, cancel, hc, cfg, w)
+	if err != nil {
+		return Trial{}, err
 	}
 	// The server finishes every request's work: at most the sum of the
 	// durations after the last issue, at the time scale, plus a margin.
 	var work time.Duration
-	for _, d := range durations {
+	for _, d := range w.Durations {
 		work += d
 	}
 	snap, err := waitLog(ctx, mock, n, 10*time.Second+time.Duration(float64(work)*cfg.TimeScale))
@@ -135,11 +134,66 @@ func Run(ctx context.Context, cfg Config, seed uint32, durations []time.Duration
 	if err != nil {
 		return Trial{}, fmt.Errorf("replay: stats: %w", err)
 	}
-	t, err := measure(seed, start, issue, outcome, done, peak, snap, timeout, cfg.TimeScale)
+	t, err := measure(w.Seed, rec, snap, cfg.TimeScale)
 	// The station's own longest queue since the reset.
 	t.Metrics.PeakQueue = float64(st.Stations[api.Enrichment].HighWater.Queue)
 	return t, err
 }
+
+// record is what the client saw of a workload's requests, in real time.
+type record struct {
+	start   time.Time     // the first issue
+	timeout time.Duration // the client's, real time
+	issue   []time.Time
+	outcome []time.Time // the answer, or the deadline when the client gave up
+	done    []bool      // answered 200 within the timeout
+	peak    int         // the most requests in flight at once
+}
+
+// issue sends the workload's requests in order, each as soon as fewer
+// than cfg.Limit are in flight, and waits for every outcome. The first
+// failure cancels the rest (cancel is ctx's) and is returned.
+func issue(ctx context.Context, cancel context.CancelFunc, hc *http.Client, cfg Config, w Workload) (record, error) {
+	n := len(w.Durations)
+	rec := record{timeout: time.Duration(float64(cfg.Timeout) * cfg.TimeScale),
+		issue: make([]time.Time, n), outcome: make([]time.Time, n), done: make([]bool, n)}
+	var mu sync.Mutex
+	inFlight := 0
+	sem := make(chan struct{}, cfg.Limit)
+	var wg sync.WaitGroup
+	var failure error
+	rec.start = time.Now()
+	for i, d := range w.Durations {
+		sem <- struct{}{}
+		mu.Lock()
+		inFlight++
+		rec.peak = max(rec.peak, inFlight)
+		mu.Unlock()
+		rec.issue[i] = time.Now()
+		deadline := rec.issue[i].Add(rec.timeout)
+		wg.Go(func() {
+			ok, err := send(ctx, hc, cfg.Target, requestID(w.Seed, i), i, d, deadline)
+			at := time.Now()
+			if !ok {
+				at = deadline // the client gave up then; noticing it later is not the outcome
+			}
+			mu.Lock()
+			rec.outcome[i], rec.done[i] = at, ok
+			if err != nil && failure == nil {
+				failure = err
+				cancel()
+			}
+			inFlight--
+			mu.Unlock()
+			<-sem
+		})
+	}
+	wg.Wait()
+	return rec, failure
+}
+
+// requestID is request i of workload seed's id.
+func requestID(seed uint32, i int) string { return fmt.Sprintf("r%d-%d", seed, i) }
 
 // send makes one replayed request; ok is a 200 within the timeout. An
 // answer other than 200 or a timeout is an error: the replay is not valid.
@@ -200,26 +254,25 @@ func waitLog(ctx context.Context, mock api.Client, n int, limit time.Duration) (
 	}
 }
 
-// measure computes the model's figures from the client's records and the
+// measure computes the model's figures from the client's record and the
 // server's request log, in lab milliseconds from the first issue (all but
 // the peak queue, which Run reads from the station's high-water mark).
-func measure(seed uint32, start time.Time, issue, outcome []time.Time, done []bool, peak int,
-	snap api.RequestLogSnapshot, timeout time.Duration, scale float64) (Trial, error) {
-	n := len(issue)
+func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64) (Trial, error) {
+	n := len(rec.issue)
 	lab := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / scale }
 	t := Trial{Seed: seed}
 	m := &t.Metrics
-	m.PeakInFlight = float64(peak)
+	m.PeakInFlight = float64(rec.peak)
 	var last time.Time
 	for i := range n {
-		if done[i] {
+		if rec.done[i] {
 			m.Completed++
 		} else {
 			m.TimedOut++
 		}
-		last = later(last, outcome[i])
+		last = later(last, rec.outcome[i])
 	}
-	m.ClientOutcomeMs = lab(last.Sub(start))
+	m.ClientOutcomeMs = lab(last.Sub(rec.start))
 	byID := map[string]api.RequestEntry{}
 	for _, e := range snap.Entries {
 		byID[e.ID] = e
@@ -228,37 +281,42 @@ func measure(seed uint32, start time.Time, issue, outcome []time.Time, done []bo
 	var drain time.Time
 	var after time.Duration
 	for i := range n {
-		e, ok := byID[fmt.Sprintf("r%d-%d", seed, i)]
+		e, ok := byID[requestID(seed, i)]
 		if !ok || e.Started == nil || e.Finished == nil {
 			return t, fmt.Errorf("replay: request %d of workload %d is not in the server's log as served", i, seed)
 		}
 		// The model's queue wait runs from issue to start.
-		waits = append(waits, lab(e.Started.Sub(issue[i])))
+		waits = append(waits, lab(e.Started.Sub(rec.issue[i])))
 		// The request's own delay from issue to admission (the network,
 		// and waiting for its turn in issue order).
-		lag := max(e.Arrived.Sub(issue[i]), 0)
+		lag := max(e.Arrived.Sub(rec.issue[i]), 0)
 		t.AdmissionLagMs = max(t.AdmissionLagMs, float64(lag)/float64(time.Millisecond))
 		// The server finished the work within NearTie, plus this request's
 		// delay to admission, of the client's deadline: which came first
 		// is up to timers, not the workload.
-		if gap := e.Finished.Sub(issue[i].Add(timeout)); gap > -(NearTie+lag) && gap < NearTie+lag {
+		deadline := rec.issue[i].Add(rec.timeout)
+		if gap := e.Finished.Sub(deadline); gap > -(NearTie+lag) && gap < NearTie+lag {
 			t.NearTies++
 		}
 		drain = later(drain, *e.Finished)
-		if !done[i] {
-			deadline := issue[i].Add(timeout)
-			if e.Started.After(deadline) {
-				deadline = *e.Started
-			}
-			after += max(e.Finished.Sub(deadline), 0)
+		if !rec.done[i] {
+			after += max(e.Finished.Sub(later(deadline, *e.Started)), 0)
 		}
 	}
 	slices.Sort(waits)
-	m.P95QueueWaitMs = models.NearestRank(waits, 0.95)
+	m.P95QueueWaitMs = nearestRank(waits, 0.95)
 	m.MaxQueueWaitMs = waits[n-1]
-	m.ServerDrainMs = lab(drain.Sub(start))
+	m.ServerDrainMs = lab(drain.Sub(rec.start))
 	m.WorkAfterTimeoutMs = lab(after)
 	return t, nil
+}
+
+// nearestRank is the p-quantile (0 < p ≤ 1) of sorted xs by the
+// nearest-rank method, as the model takes it: the value at rank
+// ceil(p·n).
+func nearestRank(sorted []float64, p float64) float64 {
+	rank := int(math.Ceil(p * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
 }
 
 func later(a, b time.Time) time.Time {

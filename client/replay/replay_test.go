@@ -2,48 +2,43 @@ package replay_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/replay"
-	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
-// One published workload at the server's worker count and unbounded, over
-// real HTTP against the mock service in replay mode, under the race
-// detector: every request is accounted for by the client and found in the
-// server's log (Run fails otherwise), at most the limit is in flight, and
-// bounded to the workers nothing queues and everything completes, as in
-// the model. The timing-dependent figures (who times out, the peak queue
-// when 48 go at once) are compared by the CLI test, built without the race
-// detector: cmd/loadlab TestSimulateRealAgreesWithTheModel.
+// A workload of 48 requests of 100 ms at the server's worker count (8) and
+// unbounded, over real HTTP against the mock service in replay mode, under
+// the race detector: every request is accounted for by the client and found
+// in the server's log (Run fails otherwise), the limit is what is in
+// flight at most, and bounded to the workers nothing queues and everything
+// completes. (The published workloads against the model are compare's
+// TestReplayAgreesWithTheModelUnderRace; the timing-dependent figures, the
+// CLI's TestSimulateRealAgreesWithTheModel.)
 func TestReplayCountsEveryRequest(t *testing.T) {
 	const scale = 0.1
-	sc := models.DefaultConcurrencyScenario()
 	cfg := config.Default()
 	cfg.TimeScale, cfg.Replay = scale, true
-	cfg.Enrichment = config.Station{Workers: sc.Workers, Queue: config.UnboundedQueue, RejectStatus: 503}
+	cfg.Enrichment = config.Station{Workers: 8, Queue: config.UnboundedQueue, RejectStatus: 503}
 	m := mocktest.Start(t, cfg)
-	dist, err := sc.Durations.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := models.Workload(dist, sc.Requests, 1)
+	w := replay.Workload{Seed: 7, Durations: slices.Repeat([]time.Duration{100 * time.Millisecond}, 48)}
 	for _, limit := range []int{8, 48} {
-		model := models.SimulateTrial(w, sc.Workers, limit, sc.Timeout)
-		tr, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: limit, Timeout: sc.Timeout, TimeScale: scale}, 1, w)
+		tr, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: limit, Timeout: 1500 * time.Millisecond, TimeScale: scale}, w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := tr.Metrics
-		if got.Completed+got.TimedOut != 48 || got.PeakInFlight != model.PeakInFlight {
-			t.Errorf("limit %d: %+v; model %+v", limit, got, model)
+		if tr.Seed != 7 || got.Completed+got.TimedOut != 48 || got.PeakInFlight != float64(limit) {
+			t.Errorf("limit %d: seed %d, %+v; want 48 outcomes, %d in flight at most", limit, tr.Seed, got, limit)
 		}
-		if limit == 8 && (got.Completed != 48 || got.PeakQueue != 0 || model.Completed != 48 || model.PeakQueue != 0) {
-			t.Errorf("limit 8: %+v; model %+v; want all 48 completed, none queued", got, model)
+		if limit == 8 && (got.Completed != 48 || got.PeakQueue != 0) {
+			t.Errorf("limit 8: %+v; want all 48 completed, none queued", got)
 		}
 	}
 }
@@ -52,8 +47,34 @@ func TestReplayCountsEveryRequest(t *testing.T) {
 // saying so instead of measuring drawn service times.
 func TestReplayNeedsReplayMode(t *testing.T) {
 	m := mocktest.Start(t, config.Default())
-	_, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: 1, Timeout: 1e9, TimeScale: 1}, 1, []time.Duration{1})
+	_, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: 1, Timeout: 1e9, TimeScale: 1},
+		replay.Workload{Seed: 1, Durations: []time.Duration{1}})
 	if err == nil || !strings.Contains(err.Error(), "status 400 (is the mock service in replay mode?)") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// A bad configuration is refused before anything is sent, naming its
+// field; so is an empty workload.
+func TestReplayRefusesBadInput(t *testing.T) {
+	good := replay.Config{Target: "http://127.0.0.1:1", Limit: 1, Timeout: time.Second, TimeScale: 1}
+	w := replay.Workload{Seed: 3, Durations: []time.Duration{time.Millisecond}}
+	for _, c := range []struct {
+		change func(*replay.Config)
+		field  string
+	}{
+		{func(c *replay.Config) { c.Limit = 0 }, "limit"},
+		{func(c *replay.Config) { c.TimeScale = 0 }, "time_scale"},
+		{func(c *replay.Config) { c.Timeout = 0 }, "timeout"},
+	} {
+		cfg := good
+		c.change(&cfg)
+		_, err := replay.Run(context.Background(), cfg, w)
+		if fe, ok := field.Of(err); !ok || fe.Field != c.field {
+			t.Errorf("got %v, want an error of the field %s", err, c.field)
+		}
+	}
+	if _, err := replay.Run(context.Background(), good, replay.Workload{Seed: 3}); err == nil || !strings.Contains(err.Error(), "workload 3 has no requests") {
+		t.Errorf("an empty workload: %v", err)
 	}
 }

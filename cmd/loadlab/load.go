@@ -4,119 +4,146 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
+const loadSynopsis = "Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n" +
+	"every request in one outcome: on_time, rejected, too_late (served after the client gave up), unfinished,\n" +
+	"cancelled, timed_out, unjoined, error_status or transport_error, joined with the mock service's request\n" +
+	"log. Without --target it starts the document's endpoint in-process on loopback (the scenario's workers,\n" +
+	"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n" +
+	"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n" +
+	"at the same --time-scale); any other target is sent the load and nothing else.\n\n" +
+	"Distributed load: n generators share one schedule and one --target with --segment i/n (0 ≤ i < n, from 0 like\n" +
+	"JOB_COMPLETION_INDEX) and one --start-at: segment i sends open arrivals number i, i+n, i+2n, … of the schedule\n" +
+	"(closed: users i, i+n, …), each at its scheduled time, so together they offer exactly the schedule. Only\n" +
+	"segment 0 resets the mock service, before the start; a generator not ready by --start-at exits 2, sending\n" +
+	"nothing. Write each segment's --json to a file and combine them with loadlab merge --out FILE SEGMENT...\n\n" +
+	"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n" +
+	"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n"
+
+// loadOptions is loadlab load's command line.
+type loadOptions struct {
+	run         compare.AdmissionLoad
+	metricsAddr string
+	asJSON      bool
+}
+
 func runLoad(args []string, stdout io.Writer) error {
-	sc := models.DefaultAdmissionScenario()
-	cfg := loadgen.Config{Arrivals: loadgen.ArrivalsStep, TimeScale: 1, LateThreshold: loadgen.DefaultLateThreshold}
-	fs, parse := newFlagSet("load",
-		"Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n"+
-			"every request in one outcome: on_time, rejected, too_late (served after the client gave up), unfinished,\n"+
-			"cancelled, timed_out, unjoined, error_status or transport_error, joined with the mock service's request\n"+
-			"log. Without --target it starts the document's endpoint in-process on loopback (the scenario's workers,\n"+
-			"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n"+
-			"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n"+
-			"at the same --time-scale); any other target is sent the load and nothing else.\n\n"+
-			"Distributed load: n generators share one schedule and one --target with --segment i/n (0 ≤ i < n, from 0 like\n"+
-			"JOB_COMPLETION_INDEX) and one --start-at: segment i sends open arrivals number i, i+n, i+2n, … of the schedule\n"+
-			"(closed: users i, i+n, …), each at its scheduled time, so together they offer exactly the schedule. Only\n"+
-			"segment 0 resets the mock service, before the start; a generator not ready by --start-at exits 2, sending\n"+
-			"nothing. Write each segment's --json to a file and combine them with loadlab merge --out FILE SEGMENT...\n\n"+
-			"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n"+
-			"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n", stdout)
-	admissionFlags(fs, &sc)
+	o, err := parseLoad(args, stdout)
+	if err != nil {
+		return err
+	}
+	ctx, reg, done, err := begin(o.metricsAddr, admissionNames.Rename(o.validate()))
+	if err != nil {
+		return err
+	}
+	defer done()
+	cfg := &o.run.Config
+	cfg.Registerer = reg
+	if cfg.Target == "" {
+		_, url, shutdown, err := mockservice.Start(compare.AdmissionEndpoint(o.run.Scenario, cfg.TimeScale, cfg.TieWindow))
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+		cfg.Target = url + api.PathEnrich
+	}
+	if isTerminal(os.Stderr) {
+		cfg.Progress = printProgress
+	}
+	res, err := compare.RunAdmissionLoad(ctx, o.run)
+	if cfg.Progress != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrAdmin) ||
+		errors.Is(err, loadgen.ErrStartPassed) {
+		return usageErr("%v", admissionNames.Rename(err))
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeLoad(stdout, res, o.asJSON); err != nil {
+		return err
+	}
+	return loadExit(o.run.Generator(), res.Result)
+}
+
+// parseLoad reads loadlab load's flags into its options.
+func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
+	o := loadOptions{run: compare.AdmissionLoad{Scenario: models.DefaultAdmissionScenario(),
+		Config: loadgen.Config{Arrivals: loadgen.ArrivalsStep, TimeScale: 1, LateThreshold: loadgen.DefaultLateThreshold}}}
+	cfg := &o.run.Config
+	fs, parse := newFlagSet("load", loadSynopsis, stdout)
+	admissionFlags(fs, &o.run.Scenario)
 	fs.StringVar(&cfg.Target, "target", "", "URL to POST each request to (default: an in-process mock station's /enrich)")
-	fs.StringVar(&cfg.Client, "client", loadgen.ClientFastHTTP, "HTTP client: fasthttp (a connection per sender, less CPU per request) or net/http (a shared pool)")
-	fs.StringVar(&cfg.Arrivals, "arrivals", cfg.Arrivals, "open: step (a second's arrivals at its start, as the model) or uniform (evenly spaced)")
+	fs.StringVar((*string)(&cfg.Client), "client", string(loadgen.ClientFastHTTP), "HTTP client: fasthttp (a connection per sender, less CPU per request) or net/http (a shared pool)")
+	fs.StringVar((*string)(&cfg.Arrivals), "arrivals", string(cfg.Arrivals), "open: step (a second's arrivals at its start, as the model) or uniform (evenly spaced)")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "real seconds per model second (0.1 runs ten times faster)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", 0, "cap on requests awaiting an outcome (the pool of senders); arrivals beyond it are dropped and counted\n(0: the most the schedule can have awaiting an outcome, peak rate × (timeout + 1) or the users, at most 10000)")
 	fs.Float64Var(&cfg.LateThreshold, "late-threshold", cfg.LateThreshold, "model seconds after its schedule past which an open arrival is behind (not sent, counted) and a\nrequest written is a late start")
 	tie := fs.Float64("tie-window", -1, "model seconds within which events count as simultaneous, in the model's order\n(completions, then give-ups, then arrivals); default 0.1 with step arrivals, 0 with uniform")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the target's admin routes (request log)")
 	fs.DurationVar(&cfg.Wait, "wait", 0, "keep asking a target that does not accept connections yet for up to this long; 0 asks once")
-	metricsAddr := fs.String("metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
-	compare := fs.Bool("compare-model", false, "also run the admission model with the same parameters and print both side by side")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
+	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
+	fs.BoolVar(&o.run.Model, "compare-model", false, "also run the admission model with the same parameters and print both side by side")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
 	segment := fs.String("segment", "", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+
 		"one of n generators sharing --target and --start-at; merge their --json results with loadlab merge")
 	startAt := fs.String("start-at", "", "begin model second 0 at this wall-clock time (RFC 3339 with nanoseconds, e.g. from\n"+
 		"date -u -d +20sec +%Y-%m-%dT%H:%M:%S.%NZ), after identifying (and resetting) the target; a time already\n"+
 		"past when the generator is ready exits 2, nothing sent; required with --segment i/n when n > 1")
 	if err := parse(args); err != nil {
-		return err
+		return o, err
 	}
-	if err := segmentFlags(&cfg, *segment, *startAt); err != nil {
-		return err
+	if err := segmentFlags(cfg, *segment, *startAt); err != nil {
+		return o, err
 	}
 	if cfg.Segment.Count > 1 {
 		switch {
 		case cfg.Target == "":
-			return usageErr("load: --segment %s: the segments must share one target: give --target (without it each would start an endpoint of its own)", cfg.Segment)
-		case *compare:
-			return usageErr("load: --segment %s: --compare-model compares the whole schedule: merge the segments (loadlab merge), then compare", cfg.Segment)
+			return o, usageErr("load: --segment %s: the segments must share one target: give --target (without it each would start an endpoint of its own)", cfg.Segment)
+		case o.run.Model:
+			return o, usageErr("load: --segment %s: --compare-model compares the whole schedule: merge the segments (loadlab merge), then compare", cfg.Segment)
 		}
 	}
-	cfg.Scenario = sc
 	cfg.TieWindow = *tie
 	if *tie < 0 {
-		cfg.TieWindow = 0
-		if cfg.Arrivals == loadgen.ArrivalsStep {
-			cfg.TieWindow = loadgen.DefaultTieWindowStep
-		}
+		cfg.TieWindow = loadgen.DefaultTieWindow(cfg.Arrivals)
 	}
-	target := cfg.Target
-	if target == "" {
-		cfg.Target = "http://127.0.0.1:1/enrich" // placeholder, for validation only
+	return o, nil
+}
+
+// validate checks the options before anything starts; without --target,
+// the in-process endpoint's URL stands in for the target.
+func (o loadOptions) validate() error {
+	run := o.run
+	if run.Config.Target == "" {
+		run.Config.Target = "http://127.0.0.1:1/enrich" // placeholder, for validation only
 	}
-	ctx, reg, done, err := begin(*metricsAddr, cfg.Validate())
-	if err != nil {
-		return err
-	}
-	defer done()
-	cfg.Registerer = reg
-	if target == "" {
-		_, url, shutdown, err := mockservice.Start(admissionEndpoint(sc, cfg.TimeScale, cfg.TieWindow))
-		if err != nil {
-			return err
-		}
-		defer shutdown()
-		cfg.Target = url + api.PathEnrich
-	} else {
-		cfg.Target = target
-	}
-	if isTerminal(os.Stderr) {
-		cfg.Progress = func(p loadgen.Progress) {
-			fmt.Fprintf(os.Stderr, "\r%3.0f/%.0f s  sent %d  on time %d  rejected %d  gave up %d  dropped %d ",
-				p.Elapsed, p.Duration, p.Sent, p.Replies[loadgen.ReplyOnTime], p.Replies[loadgen.ReplyRejected],
-				p.Replies[loadgen.ReplyGaveUp], p.Dropped)
-		}
-	}
-	res, err := loadgen.Load(ctx, cfg)
-	if cfg.Progress != nil {
-		fmt.Fprintln(os.Stderr)
-	}
-	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrAdmin) ||
-		errors.Is(err, loadgen.ErrStartPassed) {
-		return usageErr("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	if err := writeLoad(stdout, cfg, sc, res, *compare, *asJSON); err != nil {
-		return err
-	}
+	return run.Validate()
+}
+
+// printProgress shows a run's progress on one line of the terminal.
+func printProgress(p loadgen.Progress) {
+	fmt.Fprintf(os.Stderr, "\r%3.0f/%.0f s  sent %d  on time %d  rejected %d  gave up %d  dropped %d ",
+		p.Elapsed, p.Duration, p.Sent, p.Replies[loadgen.ReplyOnTime], p.Replies[loadgen.ReplyRejected],
+		p.Replies[loadgen.ReplyGaveUp], p.Dropped)
+}
+
+// loadExit is the exit of a load whose result was printed: 130 when it
+// was interrupted, 1 when requests failed.
+func loadExit(cfg loadgen.Config, res loadgen.Result) error {
 	switch {
 	case res.Partial:
-		return interrupted(fmt.Errorf("load: %d of %s arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg)))
+		return interrupted(fmt.Errorf("load: %d of %s arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg.Schedule, cfg.Segment)))
 	case res.TransportErrors+res.ErrorStatus > 0:
 		return &exitError{code: exitFailed, err: fmt.Errorf("load: %d requests failed: %d transport errors, %d error statuses %v",
 			res.TransportErrors+res.ErrorStatus, res.TransportErrors, res.ErrorStatus, res.StatusCodes)}
@@ -126,11 +153,11 @@ func runLoad(args []string, stdout io.Writer) error {
 
 // scheduledTotal is how many arrivals the whole run (a segment: its share)
 // would have had, or "?" for closed users.
-func scheduledTotal(cfg loadgen.Config) string {
-	if cfg.Scenario.Generator != models.GeneratorOpen {
+func scheduledTotal(sc loadgen.Schedule, seg loadgen.Segment) string {
+	if sc.Mode != loadgen.Open {
 		return "?"
 	}
-	return fmt.Sprint(loadgen.SegmentArrivals(cfg.Scenario, cfg.Segment))
+	return fmt.Sprint(loadgen.SegmentArrivals(sc, seg))
 }
 
 // segmentFlags reads --segment and --start-at into cfg: segments of more
@@ -158,41 +185,12 @@ func segmentFlags(cfg *loadgen.Config, segment, startAt string) error {
 }
 
 // writeLoad prints the result, for people or as JSON, with the model's
-// beside it when asked.
-func writeLoad(stdout io.Writer, cfg loadgen.Config, sc models.AdmissionScenario, res loadgen.Result, compare, asJSON bool) error {
-	var model *models.AdmissionResult
-	if compare {
-		m, err := models.SimulateAdmission(sc)
-		if err != nil {
-			return err
-		}
-		model = &m
-	}
+// beside it when there is one.
+func writeLoad(stdout io.Writer, res compare.AdmissionResult, asJSON bool) error {
 	if asJSON {
-		if model != nil {
-			return writeJSON(stdout, struct {
-				loadgen.Result
-				Model *models.AdmissionResult `json:"model"`
-			}{res, model})
-		}
 		return writeJSON(stdout, res)
 	}
-	if err := loadgen.WriteResult(stdout, cfg, res); err != nil {
-		return err
-	}
-	if model != nil {
-		fmt.Fprintln(stdout, "\nModel and real run side by side:")
-		return loadgen.WriteComparison(stdout, *model, res)
-	}
-	return nil
-}
-
-// admissionEndpoint is the admission scenario's endpoint: the scenario's
-// workers, service time and queue, 429 when full, at the time scale, with a
-// tie window of tie model seconds.
-func admissionEndpoint(sc models.AdmissionScenario, scale, tie float64) config.Config {
-	return config.Endpoint(config.Station{Workers: sc.Workers, Queue: sc.Queue, RejectStatus: http.StatusTooManyRequests,
-		TieWindow: time.Duration(tie * scale * float64(time.Second))}, time.Duration(sc.ServiceTime)*time.Second, scale)
+	return compare.WriteAdmissionResult(stdout, res)
 }
 
 // isTerminal reports whether f is a character device (a terminal).

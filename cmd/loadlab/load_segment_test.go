@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
@@ -19,7 +20,7 @@ import (
 // served on loopback for generators in other goroutines to share.
 func segmentMock(t *testing.T, scale float64) string {
 	t.Helper()
-	return mocktest.Start(t, admissionEndpoint(models.DefaultAdmissionScenario(), scale, loadgen.DefaultTieWindowStep)).URL
+	return mocktest.Start(t, compare.AdmissionEndpoint(models.DefaultAdmissionScenario(), scale, loadgen.DefaultTieWindowStep)).URL
 }
 
 // Two loadlab load --segment runs at once against one endpoint, from one
@@ -92,7 +93,7 @@ func TestLoadSegmentsMergeCLI(t *testing.T) {
 	}
 	sc := models.DefaultAdmissionScenario()
 	sc.Duration = 20
-	total := int(loadgen.RampPacer{Scenario: sc}.Len()) // 10 × 2 + 10 × 8
+	total := int(loadgen.RampPacer{Schedule: compare.Schedule(sc)}.Len()) // 10 × 2 + 10 × 8
 	if _, ok := keys["segment"]; ok || res.MergedSegments != 2 || res.Scheduled != total || len(res.Timeline) != 20 ||
 		res.Requests+res.Dropped+res.Behind != res.Scheduled || !res.ServerJoined || res.Partial {
 		t.Errorf("merged: segment key %v, merged %d, scheduled %d (want %d), requests %d + dropped %d + behind %d, %d seconds, joined %v, partial %v",

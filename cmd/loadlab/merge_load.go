@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/loadgen"
-	"github.com/loadlab/loadlab/experiments/models"
 )
 
 // isLoadResult reports whether path is a file holding the JSON result of
@@ -85,14 +84,13 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 	if err := writeFileWhole(out, buf.Bytes()); err != nil {
 		return usageErr("merge: --out: %v", err)
 	}
-	sc := merged.Scenario
-	cfg := loadgen.Config{Target: merged.Target, Scenario: sc, Arrivals: merged.Arrivals, TimeScale: merged.TimeScale}
-	if err := loadgen.WriteResult(stdout, cfg, merged); err != nil {
+	if err := loadgen.WriteResult(stdout, merged); err != nil {
 		return err
 	}
+	sc := merged.Scenario.Schedule
 	of := fmt.Sprintf("%d users", sc.Users)
-	if sc.Generator == models.GeneratorOpen {
-		of = fmt.Sprintf("the schedule's %s arrivals", scheduledTotal(cfg))
+	if sc.Mode == loadgen.Open {
+		of = fmt.Sprintf("the schedule's %s arrivals", scheduledTotal(sc, loadgen.Segment{}))
 	}
 	fmt.Fprintf(stdout, "\nMerged %d segments into %s: %d scheduled, of %s\n", len(segs), out, merged.Scheduled, of)
 	return nil

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/replay"
+	"github.com/loadlab/loadlab/experiments/compare"
 )
 
 // perCallOverhead is the real time a call costs beyond its service on this
@@ -43,7 +43,7 @@ func TestSimulateRealAgreesWithTheModel(t *testing.T) {
 		t.Fatalf("simulate --real: %v\n%s", err, out)
 	}
 	var res struct {
-		Strategies []replay.Strategy `json:"strategies"`
+		Strategies []compare.Strategy `json:"strategies"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)

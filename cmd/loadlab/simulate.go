@@ -5,63 +5,57 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/loadlab/loadlab/client/replay"
+	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
-	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// Bounds of --real: each workload is replayed in real time, and below
-// minRealTimeScale a request's real overhead outweighs its workload (80 ms
-// lab is 4 ms real at 0.05).
-const (
-	maxRealWorkloads = 1000
-	minRealTimeScale = 0.05
-)
+// admissionNames names the fields of the admission scenario (and of the
+// generator's schedule, which has the same names) as the flags
+// admissionFlags binds, and the generator's other fields as load's flags.
+var admissionNames = field.Names{
+	"workers": "--workers", "service_time_s": "--service-time", "queue": "--queue", "timeout_s": "--timeout",
+	"generator": "--generator", "base_rate": "--base-rate", "peak_rate": "--peak-rate", "ramp_start_s": "--ramp-start",
+	"ramp_end_s": "--ramp-end", "users": "--users", "think_s": "--think", "duration_s": "--duration",
+	"target": "--target", "arrivals": "--arrivals", "client": "--client", "max_in_flight": "--max-in-flight",
+	"late_threshold": "--late-threshold", "tie_window": "--tie-window", "time_scale": "--time-scale",
+	"admin_token": "--admin-token", "segment": "--segment", "start_at": "--start-at",
+}
+
+// concurrencyNames names the fields of the concurrency scenario, and of
+// its replay, as simulate concurrency's flags.
+var concurrencyNames = field.Names{
+	"requests": "--requests", "workers": "--workers", "timeout_ns": "--timeout", "seed_from": "--seeds", "seed_to": "--seeds",
+	"limits": "--limits", "durations": "--durations", "time_scale": "--time-scale",
+}
 
 // replayConcurrency replays every workload under every limit against an
 // in-process mock service in replay mode and prints model and real side
 // by side.
-func replayConcurrency(sc models.ConcurrencyScenario, scale float64, asJSON bool, stdout io.Writer) error {
-	ctx, _, done, err := begin("", nil)
+func replayConcurrency(r compare.ConcurrencyReplay, asJSON bool, stdout io.Writer) error {
+	ctx, _, done, err := begin("", concurrencyNames.Rename(r.Validate()))
 	if err != nil {
 		return err
 	}
 	defer done()
-	cfg := config.Default()
-	cfg.Listen, cfg.TimeScale, cfg.Replay = "127.0.0.1:0", scale, true
-	cfg.Enrichment = config.Station{Workers: sc.Workers, Queue: config.UnboundedQueue, RejectStatus: 503, PreciseTimers: true}
-	cfg.RequestLogCap = max(cfg.RequestLogCap, sc.Requests)
-	_, url, shutdown, err := mockservice.Start(cfg)
+	_, url, shutdown, err := mockservice.Start(compare.ReplayEndpoint(r.Scenario, r.TimeScale))
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	defer shutdown()
-	dist, _ := sc.Durations.Build()
-	var out []replay.Strategy
-	for _, limit := range sc.Limits {
-		var model []models.ConcurrencyMetrics
-		var real []replay.Trial
-		for seed := uint64(sc.SeedFrom); seed <= uint64(sc.SeedTo); seed++ {
-			w := models.Workload(dist, sc.Requests, uint32(seed))
-			model = append(model, models.SimulateTrial(w, sc.Workers, limit, sc.Timeout))
-			t, err := replay.Run(ctx, replay.Config{Target: url, Limit: limit, Timeout: sc.Timeout, TimeScale: scale}, uint32(seed), w)
-			if err != nil {
-				if ctx.Err() != nil {
-					return interrupted(fmt.Errorf("simulate: interrupted: %w", ctx.Err()))
-				}
-				return fmt.Errorf("simulate: %w", err)
-			}
-			real = append(real, t)
+	r.Target = url
+	res, err := compare.RunConcurrencyReplay(ctx, r)
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(fmt.Errorf("simulate: interrupted: %w", ctx.Err()))
 		}
-		out = append(out, replay.Compare(models.StrategyName(limit, sc.Requests), limit, model, real))
+		return fmt.Errorf("simulate: %w", err)
 	}
 	if asJSON {
-		return writeJSON(stdout, map[string]any{"time_scale": scale, "workloads": sc.SeedTo - sc.SeedFrom + 1, "strategies": out})
+		return writeJSON(stdout, res)
 	}
-	replay.WriteTable(stdout, int(sc.SeedTo-sc.SeedFrom)+1, scale, out)
-	return nil
+	return compare.WriteConcurrencyResult(stdout, res)
 }
 
 func simulateConcurrency(args []string, stdout io.Writer) error {
@@ -95,16 +89,16 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	}
 	var err error
 	if sc.SeedFrom, sc.SeedTo, err = models.ParseSeeds(*seeds); err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
 	if sc.Limits, err = models.ParseLimits(*limits); err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
 	if sc.Durations, err = models.ParseMixtureMs(*durations); err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
 	if err := sc.Validate(); err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
 	scaleSet := false
 	fs.Visit(func(f *flag.Flag) { scaleSet = scaleSet || f.Name == "time-scale" })
@@ -112,16 +106,7 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 		return usageErr("--time-scale: only with --real (the model runs in simulated time)")
 	}
 	if *real {
-		if err := api.CheckTimeScale(*scale); err != nil {
-			return usageErr("--time-scale: %v", err)
-		}
-		if *scale < minRealTimeScale {
-			return usageErr("--time-scale: %g is below %g: a request's real overhead (about 0.6 ms) would outweigh its workload", *scale, minRealTimeScale)
-		}
-		if n := uint64(sc.SeedTo-sc.SeedFrom) + 1; n > maxRealWorkloads {
-			return usageErr("--seeds: %d workloads; --real replays at most %d", n, maxRealWorkloads)
-		}
-		return replayConcurrency(sc, *scale, *asJSON, stdout)
+		return replayConcurrency(compare.ConcurrencyReplay{Scenario: sc, TimeScale: *scale}, *asJSON, stdout)
 	}
 	rep, err := models.SimulateConcurrency(sc)
 	if err != nil {
@@ -130,7 +115,7 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, rep)
 	}
-	return models.WriteConcurrencyTable(stdout, sc, rep)
+	return compare.WriteConcurrencyTable(stdout, sc, rep)
 }
 
 func simulateAdmission(args []string, stdout io.Writer) error {
@@ -145,7 +130,7 @@ func simulateAdmission(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := sc.Validate(); err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", admissionNames.Rename(compare.ModelField(err)))
 	}
 	res, err := models.SimulateAdmission(sc)
 	if err != nil {
@@ -154,7 +139,7 @@ func simulateAdmission(args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, res)
 	}
-	return models.WriteAdmission(stdout, sc, res)
+	return compare.WriteAdmission(stdout, sc, res)
 }
 
 // admissionFlags binds the admission scenario's flags; simulate admission
@@ -164,7 +149,7 @@ func admissionFlags(fs *flag.FlagSet, sc *models.AdmissionScenario) {
 	fs.IntVar(&sc.ServiceTime, "service-time", sc.ServiceTime, "seconds each request holds a worker")
 	fs.IntVar(&sc.Queue, "queue", sc.Queue, "queue slots; a request finding the queue full is rejected")
 	fs.IntVar(&sc.Timeout, "timeout", sc.Timeout, "seconds after which the client gives up (the server still serves it)")
-	fs.StringVar(&sc.Generator, "generator", sc.Generator, "open (arrivals regardless of replies) or closed (users wait for replies)")
+	fs.StringVar((*string)(&sc.Generator), "generator", string(sc.Generator), "open (arrivals regardless of replies) or closed (users wait for replies)")
 	fs.IntVar(&sc.BaseRate, "base-rate", sc.BaseRate, "open: requests per second outside the ramp")
 	fs.IntVar(&sc.PeakRate, "peak-rate", sc.PeakRate, "open: requests per second during the ramp")
 	fs.IntVar(&sc.RampStart, "ramp-start", sc.RampStart, "open: first second of the peak rate")

@@ -6,10 +6,16 @@ import (
 	"slices"
 )
 
+// Generator is how the admission model's requests arrive.
+type Generator string
+
 // Generators of the admission model.
 const (
-	GeneratorOpen   = "open"
-	GeneratorClosed = "closed"
+	// GeneratorOpen: Rate(t) arrivals in second t, whatever the replies.
+	GeneratorOpen Generator = "open"
+	// GeneratorClosed: Users users, each waiting for its request's outcome
+	// and then thinking before the next.
+	GeneratorClosed Generator = "closed"
 )
 
 // Defaults of the admission model: the document's opening run.
@@ -33,16 +39,16 @@ const (
 // AdmissionScenario is every parameter of the admission model. Times are
 // whole seconds: the model advances in one-second steps.
 type AdmissionScenario struct {
-	Workers     int    `json:"workers"`
-	ServiceTime int    `json:"service_time_s"`
-	Queue       int    `json:"queue"`
-	Timeout     int    `json:"timeout_s"`
-	Generator   string `json:"generator"`
-	BaseRate    int    `json:"base_rate"`
-	PeakRate    int    `json:"peak_rate"`
-	RampStart   int    `json:"ramp_start_s"`
-	RampEnd     int    `json:"ramp_end_s"`
-	Users       int    `json:"users"`
+	Workers     int       `json:"workers"`
+	ServiceTime int       `json:"service_time_s"`
+	Queue       int       `json:"queue"`
+	Timeout     int       `json:"timeout_s"`
+	Generator   Generator `json:"generator"`
+	BaseRate    int       `json:"base_rate"`
+	PeakRate    int       `json:"peak_rate"`
+	RampStart   int       `json:"ramp_start_s"`
+	RampEnd     int       `json:"ramp_end_s"`
+	Users       int       `json:"users"`
 	// Think is how long a closed user waits before its next request: Think
 	// seconds after a reply or a give-up (0: again in the same second), and
 	// max(Think, 1) after a rejection (ThinkAfterRejection), so that a
@@ -64,41 +70,42 @@ func DefaultAdmissionScenario() AdmissionScenario {
 	}
 }
 
-// Validate reports the first bad parameter by its flag name.
+// Validate reports the first bad parameter as a *FieldError named by its
+// JSON key.
 func (s AdmissionScenario) Validate() error {
 	switch {
 	case s.Workers < 1:
-		return fmt.Errorf("workers: %d must be ≥ 1", s.Workers)
+		return fieldErrorf("workers", "%d must be ≥ 1", s.Workers)
 	case s.ServiceTime < 1:
-		return fmt.Errorf("service-time: %d must be ≥ 1 s", s.ServiceTime)
+		return fieldErrorf("service_time_s", "%d must be ≥ 1 s", s.ServiceTime)
 	case s.Queue < 0:
-		return fmt.Errorf("queue: %d must be ≥ 0", s.Queue)
+		return fieldErrorf("queue", "%d must be ≥ 0", s.Queue)
 	case s.Timeout < 1:
-		return fmt.Errorf("timeout: %d must be ≥ 1 s", s.Timeout)
+		return fieldErrorf("timeout_s", "%d must be ≥ 1 s", s.Timeout)
 	case s.Duration < 1:
-		return fmt.Errorf("duration: %d must be ≥ 1 s", s.Duration)
+		return fieldErrorf("duration_s", "%d must be ≥ 1 s", s.Duration)
 	}
 	switch s.Generator {
 	case GeneratorOpen:
 		switch {
 		case s.BaseRate < 0:
-			return fmt.Errorf("base-rate: %d must be ≥ 0", s.BaseRate)
+			return fieldErrorf("base_rate", "%d must be ≥ 0", s.BaseRate)
 		case s.PeakRate < 0:
-			return fmt.Errorf("peak-rate: %d must be ≥ 0", s.PeakRate)
+			return fieldErrorf("peak_rate", "%d must be ≥ 0", s.PeakRate)
 		case s.RampStart < 0:
-			return fmt.Errorf("ramp-start: %d must be ≥ 0", s.RampStart)
+			return fieldErrorf("ramp_start_s", "%d must be ≥ 0", s.RampStart)
 		case s.RampEnd < s.RampStart:
-			return fmt.Errorf("ramp-end: %d is before ramp-start %d", s.RampEnd, s.RampStart)
+			return fieldErrorf("ramp_end_s", "%d is before the ramp's start %d", s.RampEnd, s.RampStart)
 		}
 	case GeneratorClosed:
 		switch {
 		case s.Users < 1:
-			return fmt.Errorf("users: %d must be ≥ 1", s.Users)
+			return fieldErrorf("users", "%d must be ≥ 1", s.Users)
 		case s.Think < 0:
-			return fmt.Errorf("think: %d must be ≥ 0", s.Think)
+			return fieldErrorf("think_s", "%d must be ≥ 0", s.Think)
 		}
 	default:
-		return fmt.Errorf("generator: %q is not open or closed", s.Generator)
+		return fieldErrorf("generator", "%q is not open or closed", s.Generator)
 	}
 	return nil
 }
@@ -173,110 +180,159 @@ func SimulateAdmission(s AdmissionScenario) (AdmissionResult, error) {
 	if err := s.Validate(); err != nil {
 		return AdmissionResult{}, fmt.Errorf("models: %w", err)
 	}
-	var res AdmissionResult
-	var running, queue []*admissionRequest
-	var latencies []int
-	nextSend := []int{}
-	if s.Generator == GeneratorClosed {
-		nextSend = make([]int, s.Users)
-		for i := range nextSend {
-			nextSend[i] = i % closedStagger
-		}
-	}
-	lastNonEmpty := -1
-	// settle schedules a closed user's next request after its request
-	// ended at t: after wait seconds.
-	settle := func(r *admissionRequest, t, wait int) {
-		if r.user >= 0 {
-			nextSend[r.user] = t + wait
-		}
-	}
-	afterRejection := s.ThinkAfterRejection()
-	for t := 0; t < s.Duration; t++ {
+	m := newAdmission(s)
+	for t := range s.Duration {
 		sec := Second{T: t}
-		// (1) completions
-		kept := running[:0]
-		for _, r := range running {
-			if r.start+s.ServiceTime != t {
-				kept = append(kept, r)
-				continue
-			}
-			sec.Completed++
-			if r.gaveUp {
-				res.TooLate++
-				sec.TooLate++
-				res.WastedWorkerS += s.ServiceTime
-				continue
-			}
-			res.OnTime++
-			sec.OnTime++
-			latencies = append(latencies, t-r.arrival)
-			settle(r, t, s.Think)
-		}
-		running = kept
-		// (2) starts
-		for len(running) < s.Workers && len(queue) > 0 {
-			r := queue[0]
-			queue = queue[1:]
-			r.start = t
-			running = append(running, r)
-		}
-		// (3) give-ups, in arrival order
-		for _, group := range [][]*admissionRequest{running, queue} {
-			for _, r := range group {
-				if !r.gaveUp && t-r.arrival >= s.Timeout {
-					r.gaveUp = true
-					sec.GaveUp++
-					settle(r, t, s.Think)
-				}
-			}
-		}
-		// (4) arrivals
-		arrive := func(user int) {
-			sec.Arrivals++
-			res.Requests++
-			r := &admissionRequest{arrival: t, start: -1, user: user}
-			switch {
-			case len(running) < s.Workers:
-				r.start = t
-				running = append(running, r)
-			case len(queue) < s.Queue:
-				queue = append(queue, r)
-			default:
-				res.Rejected++
-				sec.Rejected++
-				settle(r, t, afterRejection)
-			}
-		}
-		if s.Generator == GeneratorOpen {
-			for range s.Rate(t) {
-				arrive(-1)
-			}
-		} else {
-			for u := range nextSend {
-				if nextSend[u] == t {
-					nextSend[u] = -1 // waiting for an outcome
-					arrive(u)
-				}
-			}
-		}
-		sec.Busy, sec.QueueLen = len(running), len(queue)
-		res.PeakQueue = max(res.PeakQueue, len(queue))
-		if len(queue) > 0 {
-			lastNonEmpty = t
-		}
-		if s.Queue > 0 && len(queue) == s.Queue && res.QueueFullAtS == nil {
-			res.QueueFullAtS = ptr(t)
-		}
-		res.Timeline = append(res.Timeline, sec)
+		m.complete(t, &sec)
+		m.start(t)
+		m.giveUp(t, &sec)
+		m.arrive(t, &sec)
+		m.endSecond(sec)
 	}
-	res.Unfinished = len(running) + len(queue)
-	if lastNonEmpty >= 0 {
-		res.QueueEmptyAtS = ptr(lastNonEmpty + 1)
+	return m.finish()
+}
+
+// admission is the state of one run of the admission model.
+type admission struct {
+	s              AdmissionScenario
+	res            AdmissionResult
+	running, queue []*admissionRequest
+	latencies      []int
+	// nextSend is each closed user's next second to send (-1: waiting for
+	// an outcome); empty for the open generator.
+	nextSend     []int
+	lastNonEmpty int
+}
+
+func newAdmission(s AdmissionScenario) *admission {
+	m := &admission{s: s, lastNonEmpty: -1}
+	if s.Generator == GeneratorClosed {
+		m.nextSend = make([]int, s.Users)
+		for i := range m.nextSend {
+			m.nextSend[i] = i % closedStagger
+		}
 	}
-	if len(latencies) > 0 {
-		slices.Sort(latencies)
-		res.P95LatencyS = ptr(NearestRank(latencies, 0.95))
+	return m
+}
+
+// settle schedules a closed user's next request after its request ended
+// at t: after wait seconds. An open arrival (user -1) has no next.
+func (m *admission) settle(r *admissionRequest, t, wait int) {
+	if r.user >= 0 {
+		m.nextSend[r.user] = t + wait
+	}
+}
+
+// complete is phase (1): requests whose service ends at t complete, on
+// time or, given up on, too late.
+func (m *admission) complete(t int, sec *Second) {
+	kept := m.running[:0]
+	for _, r := range m.running {
+		if r.start+m.s.ServiceTime != t {
+			kept = append(kept, r)
+			continue
+		}
+		sec.Completed++
+		if r.gaveUp {
+			m.res.TooLate++
+			sec.TooLate++
+			m.res.WastedWorkerS += m.s.ServiceTime
+			continue
+		}
+		m.res.OnTime++
+		sec.OnTime++
+		m.latencies = append(m.latencies, t-r.arrival)
+		m.settle(r, t, m.s.Think)
+	}
+	m.running = kept
+}
+
+// start is phase (2): queued requests start on free workers, first in
+// first out.
+func (m *admission) start(t int) {
+	for len(m.running) < m.s.Workers && len(m.queue) > 0 {
+		r := m.queue[0]
+		m.queue = m.queue[1:]
+		r.start = t
+		m.running = append(m.running, r)
+	}
+}
+
+// giveUp is phase (3): clients whose request has waited Timeout seconds
+// give up, in arrival order; the server still serves it.
+func (m *admission) giveUp(t int, sec *Second) {
+	for _, group := range [][]*admissionRequest{m.running, m.queue} {
+		for _, r := range group {
+			if !r.gaveUp && t-r.arrival >= m.s.Timeout {
+				r.gaveUp = true
+				sec.GaveUp++
+				m.settle(r, t, m.s.Think)
+			}
+		}
+	}
+}
+
+// arrive is phase (4): the second's new requests, open arrivals or closed
+// users due now in order of their number.
+func (m *admission) arrive(t int, sec *Second) {
+	if m.s.Generator == GeneratorOpen {
+		for range m.s.Rate(t) {
+			m.admit(t, -1, sec)
+		}
+		return
+	}
+	for u := range m.nextSend {
+		if m.nextSend[u] == t {
+			m.nextSend[u] = -1 // waiting for an outcome
+			m.admit(t, u, sec)
+		}
+	}
+}
+
+// admit is one arrival at t: it starts on a free worker, waits in the
+// queue if it has room, or is rejected at once.
+func (m *admission) admit(t, user int, sec *Second) {
+	sec.Arrivals++
+	m.res.Requests++
+	r := &admissionRequest{arrival: t, start: -1, user: user}
+	switch {
+	case len(m.running) < m.s.Workers:
+		r.start = t
+		m.running = append(m.running, r)
+	case len(m.queue) < m.s.Queue:
+		m.queue = append(m.queue, r)
+	default:
+		m.res.Rejected++
+		sec.Rejected++
+		m.settle(r, t, m.s.ThinkAfterRejection())
+	}
+}
+
+// endSecond records the state at the end of second sec.T, after its four
+// phases.
+func (m *admission) endSecond(sec Second) {
+	sec.Busy, sec.QueueLen = len(m.running), len(m.queue)
+	m.res.PeakQueue = max(m.res.PeakQueue, len(m.queue))
+	if len(m.queue) > 0 {
+		m.lastNonEmpty = sec.T
+	}
+	if m.s.Queue > 0 && len(m.queue) == m.s.Queue && m.res.QueueFullAtS == nil {
+		m.res.QueueFullAtS = ptr(sec.T)
+	}
+	m.res.Timeline = append(m.res.Timeline, sec)
+}
+
+// finish counts what is still queued or running as unfinished and
+// computes the figures of the whole run.
+func (m *admission) finish() (AdmissionResult, error) {
+	res := m.res
+	res.Unfinished = len(m.running) + len(m.queue)
+	if m.lastNonEmpty >= 0 {
+		res.QueueEmptyAtS = ptr(m.lastNonEmpty + 1)
+	}
+	if len(m.latencies) > 0 {
+		slices.Sort(m.latencies)
+		res.P95LatencyS = ptr(NearestRank(m.latencies, 0.95))
 	}
 	if res.OnTime+res.Rejected+res.TooLate+res.Unfinished != res.Requests {
 		return res, errors.New("models: admission outcomes do not add up to the requests")

@@ -13,7 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -62,31 +61,32 @@ const (
 	MaxRequests  = 100_000
 )
 
-// Validate reports the first bad parameter by its flag name.
+// Validate reports the first bad parameter as a *FieldError named by its
+// JSON key.
 func (s ConcurrencyScenario) Validate() error {
 	switch {
 	case s.Requests < 1:
-		return fmt.Errorf("requests: %d must be ≥ 1", s.Requests)
+		return fieldErrorf("requests", "%d must be ≥ 1", s.Requests)
 	case s.Workers < 1:
-		return fmt.Errorf("workers: %d must be ≥ 1", s.Workers)
+		return fieldErrorf("workers", "%d must be ≥ 1", s.Workers)
 	case s.Timeout <= 0:
-		return fmt.Errorf("timeout: %v must be > 0", s.Timeout)
+		return fieldErrorf("timeout_ns", "%v must be > 0", s.Timeout)
 	case s.SeedTo < s.SeedFrom:
-		return fmt.Errorf("seeds: %d-%d ends before it starts", s.SeedFrom, s.SeedTo)
+		return fieldErrorf("seed_to", "%d-%d ends before it starts", s.SeedFrom, s.SeedTo)
 	case uint64(s.SeedTo)-uint64(s.SeedFrom) >= MaxWorkloads:
-		return fmt.Errorf("seeds: %d-%d is more than the limit of %d workloads", s.SeedFrom, s.SeedTo, MaxWorkloads)
+		return fieldErrorf("seed_to", "%d-%d is more than the limit of %d workloads", s.SeedFrom, s.SeedTo, MaxWorkloads)
 	case s.Requests > MaxRequests:
-		return fmt.Errorf("requests: %d is more than the limit of %d", s.Requests, MaxRequests)
+		return fieldErrorf("requests", "%d is more than the limit of %d", s.Requests, MaxRequests)
 	case len(s.Limits) == 0:
-		return errors.New("limits: at least one is needed")
+		return fieldErrorf("limits", "at least one is needed")
 	}
 	for _, l := range s.Limits {
 		if l < 1 {
-			return fmt.Errorf("limits: %d must be ≥ 1", l)
+			return fieldErrorf("limits", "%d must be ≥ 1", l)
 		}
 	}
 	if _, err := s.Durations.Build(); err != nil {
-		return fmt.Errorf("durations.%w", err)
+		return &FieldError{Field: "durations", Err: err}
 	}
 	return nil
 }

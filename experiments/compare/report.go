@@ -1,4 +1,4 @@
-package models
+package compare
 
 import (
 	"fmt"
@@ -8,13 +8,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
 // WriteConcurrencyTable writes the scenario and the document's table of
 // medians, then the minimum–maximum ranges. Times are rounded half up to
 // whole milliseconds, as the document prints them.
-func WriteConcurrencyTable(w io.Writer, s ConcurrencyScenario, rep ConcurrencyReport) error {
+func WriteConcurrencyTable(w io.Writer, s models.ConcurrencyScenario, rep models.ConcurrencyReport) error {
 	n := int(s.SeedTo-s.SeedFrom) + 1
 	fmt.Fprintf(w, "Scenario: %d requests per workload, %d workers, FIFO queue, client timeout %d ms from issue, timed-out work continues to completion\n",
 		s.Requests, s.Workers, s.Timeout.Milliseconds())
@@ -117,9 +119,9 @@ func DescribeSpec(s latency.Spec) string {
 
 // WriteAdmission writes the admission result for people: the scenario, the
 // four outcomes, the figures, and a text chart of the run over time.
-func WriteAdmission(w io.Writer, s AdmissionScenario, r AdmissionResult) error {
+func WriteAdmission(w io.Writer, s models.AdmissionScenario, r models.AdmissionResult) error {
 	capacity := float64(s.Workers) / float64(s.ServiceTime)
-	if s.Generator == GeneratorOpen {
+	if s.Generator == models.GeneratorOpen {
 		fmt.Fprintf(w, "Scenario: open generator, %d/s, %d/s from %d s to %d s, then %d/s again\n",
 			s.BaseRate, s.PeakRate, s.RampStart, s.RampEnd, s.BaseRate)
 	} else {
@@ -132,76 +134,20 @@ func WriteAdmission(w io.Writer, s AdmissionScenario, r AdmissionResult) error {
 		r.Requests, r.OnTime, r.Rejected, r.TooLate, r.Unfinished)
 	fmt.Fprintf(w, "p95 latency (on time) %s; wasted worker-seconds %d; peak queue %d; queue full at %s; queue empty again at %s\n\n",
 		optS(r.P95LatencyS), r.WastedWorkerS, r.PeakQueue, optS(r.QueueFullAtS), optS(r.QueueEmptyAtS))
-	val := func(f func(Second) int) []int {
+	val := func(f func(models.Second) int) []int {
 		out := make([]int, len(r.Timeline))
 		for i, x := range r.Timeline {
 			out[i] = f(x)
 		}
 		return out
 	}
-	return WriteChart(w, []ChartRow{
-		{"arrivals", val(func(x Second) int { return x.Arrivals })},
-		{"queue", val(func(x Second) int { return x.QueueLen })},
-		{"on time", val(func(x Second) int { return x.OnTime })},
-		{"rejected", val(func(x Second) int { return x.Rejected })},
-		{"too late", val(func(x Second) int { return x.TooLate })},
+	return loadgen.WriteChart(w, []loadgen.ChartRow{
+		{Name: "arrivals", Values: val(func(x models.Second) int { return x.Arrivals })},
+		{Name: "queue", Values: val(func(x models.Second) int { return x.QueueLen })},
+		{Name: "on time", Values: val(func(x models.Second) int { return x.OnTime })},
+		{Name: "rejected", Values: val(func(x models.Second) int { return x.Rejected })},
+		{Name: "too late", Values: val(func(x models.Second) int { return x.TooLate })},
 	})
-}
-
-// ChartRow is one named series of a text chart, one value per second.
-type ChartRow struct {
-	Name   string
-	Values []int
-}
-
-// WriteChart draws each row as one character per second, its height
-// relative to the row's peak; "·" is zero.
-func WriteChart(w io.Writer, rows []ChartRow) error {
-	fmt.Fprintf(w, "One column per second (height relative to the row's peak):\n")
-	n := 0
-	for _, row := range rows {
-		peak := 0
-		for _, v := range row.Values {
-			peak = max(peak, v)
-		}
-		n = max(n, len(row.Values))
-		fmt.Fprintf(w, "%-9s %s  peak %d\n", row.Name, spark(row.Values, peak), peak)
-	}
-	_, err := fmt.Fprintf(w, "%-9s %s\n", "", axis(n))
-	return err
-}
-
-var levels = []rune(" ▁▂▃▄▅▆▇█")
-
-func spark(values []int, peak int) string {
-	var b strings.Builder
-	for _, v := range values {
-		switch {
-		case v < 0:
-			b.WriteRune('?') // not measured
-		case v == 0 || peak == 0:
-			b.WriteRune('·')
-		default:
-			i := int(math.Ceil(float64(v) / float64(peak) * float64(len(levels)-1)))
-			b.WriteRune(levels[i])
-		}
-	}
-	return b.String()
-}
-
-// axis marks every tenth second.
-func axis(n int) string {
-	var b strings.Builder
-	for t := 0; t < n; t++ {
-		if t%10 == 0 {
-			label := fmt.Sprint(t)
-			b.WriteString(label)
-			t += len(label) - 1
-			continue
-		}
-		b.WriteByte(' ')
-	}
-	return b.String()
 }
 
 func optS(p *int) string {
