@@ -75,11 +75,40 @@ type Setting struct {
 	Inherit bool
 }
 
+// Kind is how a CPU limit is imposed.
+type Kind string
+
+// Kinds of CPU limit.
+const (
+	// Cgroup: a CPU quota in a cgroup of the child's own (v1 or v2).
+	Cgroup Kind = "cgroup"
+	// Affinity: the child pinned to a number of CPUs.
+	Affinity Kind = "affinity"
+	// Inherited: no limit of its own: the one its parent runs under.
+	Inherited Kind = "inherited"
+)
+
+// Kinds lists every Kind, for messages.
+var Kinds = []Kind{Cgroup, Affinity, Inherited}
+
+// KindOf is the kind of a Limit's Mechanism as results written before
+// they kept the kind describe it (each description begins with its
+// kind's name), "" for one that does not.
+func KindOf(mechanism string) Kind {
+	for _, k := range Kinds {
+		if strings.HasPrefix(mechanism, string(k)) {
+			return k
+		}
+	}
+	return ""
+}
+
 // Limit is how one child process is confined: Env goes into its
 // environment, and Cleanup removes what Prepare created once it has exited.
 type Limit struct {
-	// Mechanism says how: "cgroup v2 …", "cgroup v1 …", "affinity …" or
-	// "inherited …".
+	// Kind is how the limit is imposed; Mechanism says it in words:
+	// "cgroup v2 …", "cgroup v1 …", "affinity …" or "inherited …".
+	Kind      Kind
 	Mechanism string
 	Env       []string
 	Cleanup   func()
@@ -91,7 +120,7 @@ type Limit struct {
 func Prepare(s Setting, id string) (Limit, error) {
 	if s.Inherit {
 		rt := ReadRuntime()
-		return Limit{Mechanism: fmt.Sprintf("inherited (CPU quota %s, %d CPUs)", rt.Quota(), rt.NumCPU), Cleanup: func() {}}, nil
+		return Limit{Kind: Inherited, Mechanism: fmt.Sprintf("inherited (CPU quota %s, %d CPUs)", rt.Quota(), rt.NumCPU), Cleanup: func() {}}, nil
 	}
 	if s.Cpuset > 0 {
 		return affinityLimit(s.Cpuset, "")
@@ -120,7 +149,7 @@ func affinityLimit(n int, note string) (Limit, error) {
 		return Limit{}, fmt.Errorf("cpuset %d: only %d CPUs available", n, len(cpus))
 	}
 	list := strings.Join(cpus, ",")
-	return Limit{Mechanism: "affinity cpus " + list + note, Env: []string{envAffinity + "=" + list}, Cleanup: func() {}}, nil
+	return Limit{Kind: Affinity, Mechanism: "affinity cpus " + list + note, Env: []string{envAffinity + "=" + list}, Cleanup: func() {}}, nil
 }
 
 const cfsPeriod = 100000
@@ -151,7 +180,7 @@ func cgroupV2Limit(cpus float64, id string) (Limit, error) {
 		os.Remove(dir)
 		return Limit{}, err
 	}
-	return Limit{Mechanism: fmt.Sprintf("cgroup v2 cpu.max %d %d", quota, cfsPeriod),
+	return Limit{Kind: Cgroup, Mechanism: fmt.Sprintf("cgroup v2 cpu.max %d %d", quota, cfsPeriod),
 		Env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, Cleanup: func() { os.Remove(dir) }}, nil
 }
 
@@ -179,6 +208,6 @@ func cgroupV1Limit(cpus float64, id string) (Limit, error) {
 		os.Remove(dir)
 		return Limit{}, err
 	}
-	return Limit{Mechanism: fmt.Sprintf("cgroup v1 cpu.cfs_quota_us %d / %d", quota, cfsPeriod),
+	return Limit{Kind: Cgroup, Mechanism: fmt.Sprintf("cgroup v1 cpu.cfs_quota_us %d / %d", quota, cfsPeriod),
 		Env: []string{envCgroupProcs + "=" + filepath.Join(dir, "cgroup.procs")}, Cleanup: func() { os.Remove(dir) }}, nil
 }

@@ -63,16 +63,30 @@ func TestQuotaForPeople(t *testing.T) {
 // is an error naming both counts.
 func TestPrepare(t *testing.T) {
 	l, err := Prepare(Setting{Inherit: true}, "t")
-	if err != nil || len(l.Env) != 0 || !strings.HasPrefix(l.Mechanism, "inherited") {
+	if err != nil || len(l.Env) != 0 || !strings.HasPrefix(l.Mechanism, "inherited") || l.Kind != Inherited || KindOf(l.Mechanism) != Inherited {
 		t.Errorf("inherit: %+v, %v", l, err)
 	}
 	l.Cleanup()
 	l, err = Prepare(Setting{Cpuset: 1}, "t")
-	if err != nil || len(l.Env) != 1 || !strings.HasPrefix(l.Env[0], envAffinity+"=") || !strings.HasPrefix(l.Mechanism, "affinity cpus ") {
+	if err != nil || len(l.Env) != 1 || !strings.HasPrefix(l.Env[0], envAffinity+"=") || !strings.HasPrefix(l.Mechanism, "affinity cpus ") ||
+		l.Kind != Affinity || KindOf(l.Mechanism) != Affinity {
 		t.Errorf("cpuset 1: %+v, %v", l, err)
 	}
 	l.Cleanup()
 	if _, err := Prepare(Setting{Cpuset: 4096}, "t"); err == nil || !strings.Contains(err.Error(), "cpuset 4096") {
 		t.Errorf("cpuset 4096: %v", err)
+	}
+}
+
+// Results written before they kept a run's kind of limit have it from the
+// words that always began with it.
+func TestKindOf(t *testing.T) {
+	for text, want := range map[string]Kind{
+		"cgroup v1 cpu.cfs_quota_us 100000 / 100000": Cgroup, "cgroup v2 cpu.max 50000 100000": Cgroup,
+		"affinity cpus 0": Affinity, "inherited (CPU quota none, 2 CPUs)": Inherited, "": "", "something else": "",
+	} {
+		if got := KindOf(text); got != want {
+			t.Errorf("KindOf(%q) = %q, want %q", text, got, want)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestParseSegment(t *testing.T) {
 		{"0/1001", loadgen.Segment{}, "the count 1001 must be in [1, 1000]"},
 		{"x", loadgen.Segment{}, `"x" is not i/n`},
 		{"a/b", loadgen.Segment{}, "whole numbers"},
-		{"$(JOB_COMPLETION_INDEX)/2", loadgen.Segment{}, "not substituted"},
+		{"$(JOB_COMPLETION_INDEX)/2", loadgen.Segment{}, "is not i/n with whole numbers"},
 	} {
 		got, err := loadgen.ParseSegment(c.in)
 		switch {

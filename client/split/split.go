@@ -20,9 +20,6 @@ func Parse(s, noun string) (index, count int, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("%q is not i/n (%s i of n, from 0: 0/2 and 1/2)", s, noun)
 	}
-	if strings.Contains(i, "$(") {
-		return 0, 0, fmt.Errorf("%q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", s)
-	}
 	idx, err1 := strconv.Atoi(i)
 	cnt, err2 := strconv.Atoi(n)
 	switch {

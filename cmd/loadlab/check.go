@@ -12,7 +12,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func runPreregister(args []string, stdout io.Writer) error {
@@ -73,8 +72,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
-	mockCfg := config.Default()
-	mockCfg.Seed, mockCfg.TimeScale = res.Experiment.Seed, res.Experiment.TimeScale
+	mockCfg := res.Experiment.MockConfig()
 	verdicts, err := judge.Check(res, mockCfg)
 	if errors.Is(err, judge.ErrNoRawData) {
 		return usageErr("check: %s: %v", path, err)

@@ -20,7 +20,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/experiments/runner"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 const (
@@ -149,7 +148,7 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	if o.shard != "" {
 		sh, err := plan.ParseShard(o.shard)
 		if err != nil {
-			return pe, usageErr("--shard %v", err)
+			return pe, partFlag("experiment", "--shard", o.shard, err)
 		}
 		if err := plan.CheckShardable(exp.Spec, sh); err != nil {
 			return pe, usageErr("%v", err)
@@ -196,8 +195,7 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 	if err != nil {
 		return nil, err
 	}
-	mockCfg := config.Default()
-	mockCfg.Seed, mockCfg.TimeScale = pe.Spec.Seed, pe.Spec.TimeScale
+	mockCfg := pe.Spec.MockConfig()
 	mock, err := startExperimentMock(o.target, bin, pe.Spec, mockCfg)
 	if err != nil {
 		return nil, err

@@ -166,7 +166,7 @@ func segmentFlags(cfg *loadgen.Config, segment, startAt string) error {
 	if segment != "" {
 		seg, err := loadgen.ParseSegment(segment)
 		if err != nil {
-			return usageErr("load: --segment %v", err)
+			return partFlag("load", "--segment", segment, err)
 		}
 		cfg.Segment = seg
 	}

@@ -139,6 +139,7 @@ func TestLoadSegmentBadInput(t *testing.T) {
 		{[]string{"--segment", "3/2", "--start-at", soon, "--target", url}, `--segment "3/2": the index 3 must be in [0, 2)`},
 		{[]string{"--segment", "0/0", "--start-at", soon, "--target", url}, `--segment "0/0": the count 0 must be in [1, 1000]`},
 		{[]string{"--segment", "x", "--target", url}, `--segment "x" is not i/n`},
+		{[]string{"--segment", "$(JOB_COMPLETION_INDEX)/2", "--target", url}, `--segment "$(JOB_COMPLETION_INDEX)/2": the index was not substituted`},
 		{[]string{"--segment", "0/2", "--target", url}, "--segment 0/2 needs --start-at"},
 		{[]string{"--segment", "1/2", "--start-at", soon}, "must share one target: give --target"},
 		{[]string{"--segment", "1/2", "--start-at", soon, "--target", url, "--compare-model"}, "--compare-model compares the whole schedule"},

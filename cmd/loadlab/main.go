@@ -191,3 +191,13 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// partFlag is the error of a flag that takes "i/n" (--shard, --segment):
+// a value that still holds "$(" is an index its orchestrator did not
+// substitute, and the error says how to mend that.
+func partFlag(cmd, flagName, value string, err error) error {
+	if strings.Contains(value, "$(") {
+		return usageErr("%s: %s %q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", cmd, flagName, value)
+	}
+	return usageErr("%s: %s %v", cmd, flagName, err)
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // jsonLineWriter prints one JSON object per line, {"kind": …, "shard": …,
@@ -115,8 +114,7 @@ func runMerge(args []string, stdout io.Writer) error {
 		parts = append(parts, ps...)
 	}
 	spec := parts[0].Results.Experiment
-	mockCfg := config.Default()
-	mockCfg.Seed, mockCfg.TimeScale = spec.Seed, spec.TimeScale
+	mockCfg := spec.MockConfig()
 	res, err := judge.Merge(parts, mockCfg)
 	if err != nil {
 		return usageErr("%v", err)

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/yamlfile"
 )
 
@@ -162,10 +163,10 @@ type Hypothesis struct {
 	Compare Comparison `yaml:"compare,omitempty" json:"compare,omitempty"`
 	// Phase, when set, judges the metric of that phase of a phased
 	// scenario (one of PhaseMetrics) instead of the whole run's.
-	Phase             string    `yaml:"phase,omitempty" json:"phase,omitempty"`
-	RequiresMechanism string    `yaml:"requires_mechanism,omitempty" json:"requires_mechanism,omitempty"`
-	Op                Op        `yaml:"op" json:"op"`
-	Threshold         Threshold `yaml:"threshold" json:"threshold"`
+	Phase             string        `yaml:"phase,omitempty" json:"phase,omitempty"`
+	RequiresMechanism cpulimit.Kind `yaml:"requires_mechanism,omitempty" json:"requires_mechanism,omitempty"`
+	Op                Op            `yaml:"op" json:"op"`
+	Threshold         Threshold     `yaml:"threshold" json:"threshold"`
 	// Rules are the judging rules of the file the hypothesis came from
 	// (RulesRangeV1 or RulesPairedV2).
 	Rules Rules `yaml:"-" json:"rules,omitempty"`
@@ -266,7 +267,7 @@ func (h Hypothesis) validateFields(ids map[string]bool) *problem {
 		return failf(at("compare"), "%q must be ratio or difference with versus", h.Compare)
 	case h.Versus == nil && h.Compare != "":
 		return fail(at("compare"), errors.New("compare needs a versus cell"))
-	case h.RequiresMechanism != "" && h.RequiresMechanism != "cgroup" && h.RequiresMechanism != "affinity" && h.RequiresMechanism != "inherited":
+	case h.RequiresMechanism != "" && !slices.Contains(cpulimit.Kinds, h.RequiresMechanism):
 		return fail(at("requires_mechanism"), errors.New("must be cgroup, affinity or inherited"))
 	}
 	return nil

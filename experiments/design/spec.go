@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // MinRuns and MaxRuns bound the runs per cell.
@@ -152,4 +153,13 @@ func (s Spec) CPU(name string) (CPUSetting, bool) {
 		return CPUSetting{}, false
 	}
 	return s.CPUs[i], true
+}
+
+// MockConfig is the configuration of the mock service an experiment runs
+// against: the lab's, with the experiment's seed and time scale. It is
+// the source of each cell's bound, so loadlab check and merge use it too.
+func (s Spec) MockConfig() config.Config {
+	cfg := config.Default()
+	cfg.Seed, cfg.TimeScale = s.Seed, s.TimeScale
+	return cfg
 }

@@ -3,7 +3,6 @@ package judge
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/loadlab/loadlab/experiments/design"
 )
@@ -90,12 +89,26 @@ func Verdicts(hs []design.Hypothesis, runs []RunRecord, want int) []Verdict {
 	return out
 }
 
-func values(runs []RunRecord, c design.Cell, metric, minus string) (vals []float64, mechanisms []string) {
+func values(runs []RunRecord, c design.Cell, metric, minus string) (vals []float64, mechanisms []RunRecord) {
 	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
 		vals = append(vals, v)
-		mechanisms = append(mechanisms, r.Mechanism)
+		mechanisms = append(mechanisms, r)
 	})
 	return vals, mechanisms
+}
+
+// wrongMechanism says why the runs cannot test h, if one of them had
+// another kind of CPU limit than h requires.
+func wrongMechanism(h design.Hypothesis, runs []RunRecord) string {
+	if h.RequiresMechanism == "" {
+		return ""
+	}
+	for _, r := range runs {
+		if r.MechanismKind != h.RequiresMechanism {
+			return fmt.Sprintf("not tested: needs a %s limit, the run had %q", h.RequiresMechanism, r.Mechanism)
+		}
+	}
+	return ""
 }
 
 // eachValue calls f with every valid run of cell c that has the metric (and
@@ -128,16 +141,10 @@ func judgeCell(h design.Hypothesis, c design.Cell, runs []RunRecord) CellVerdict
 		cv.Verdict, cv.Note = Inconclusive, "no successful run in "+c.String()
 		return cv
 	}
-	if h.RequiresMechanism != "" {
-		for _, m := range mechs {
-			if !strings.HasPrefix(m, h.RequiresMechanism) {
-				cv.Verdict = Inconclusive
-				cv.Note = fmt.Sprintf("not tested: needs a %s limit, the run had %q", h.RequiresMechanism, m)
-				st := Summarize(vals)
-				cv.Median, cv.Min, cv.Max = st.Median, st.Min, st.Max
-				return cv
-			}
-		}
+	if why := wrongMechanism(h, mechs); why != "" {
+		st := Summarize(vals)
+		cv.Verdict, cv.Note, cv.Median, cv.Min, cv.Max = Inconclusive, why, st.Median, st.Min, st.Max
+		return cv
 	}
 	st := Summarize(vals)
 	lo, mid, hi := st.Min, st.Median, st.Max

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
@@ -55,7 +56,7 @@ func TestSummarize(t *testing.T) {
 func runs(c design.Cell, metric string, vals ...float64) []RunRecord {
 	var out []RunRecord
 	for i, v := range vals {
-		out = append(out, RunRecord{Cell: c, Run: i + 1, Status: RunValid, Mechanism: "cgroup v1 x", Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
+		out = append(out, RunRecord{Cell: c, Run: i + 1, Status: RunValid, Mechanism: "cgroup v1 x", MechanismKind: cpulimit.Cgroup, Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -126,6 +127,20 @@ func TestMergeRefuses(t *testing.T) {
 		_, err := Merge(tt.parts, mockCfg)
 		if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an ErrMerge saying %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// Results written before runs kept their kind of CPU limit are read with
+// it, from its description.
+func TestReadResultsGivesEveryRunItsLimitKind(t *testing.T) {
+	res, err := ReadResults("../results/replication-v2/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if r.MechanismKind == "" || r.MechanismKind != cpulimit.KindOf(r.Mechanism) {
+			t.Fatalf("run %d of %s: kind %q from %q", r.Run, r.Cell, r.MechanismKind, r.Mechanism)
 		}
 	}
 }

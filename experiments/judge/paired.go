@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/models"
@@ -68,14 +67,14 @@ func validRuns(runs []RunRecord, c design.Cell) int {
 
 // byRun is a metric of a cell's valid runs, by run number, and the runs'
 // CPU mechanisms.
-func byRun(runs []RunRecord, c design.Cell, metric, minus string) (map[int]float64, []string) {
+func byRun(runs []RunRecord, c design.Cell, metric, minus string) (map[int]float64, []RunRecord) {
 	vals := map[int]float64{}
-	var mechs []string
+	var with []RunRecord
 	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
 		vals[r.Run] = v
-		mechs = append(mechs, r.Mechanism)
+		with = append(with, r)
 	})
-	return vals, mechs
+	return vals, with
 }
 
 // judgePaired judges hypothesis h in cell c under the paired-v2 rules.
@@ -88,14 +87,9 @@ func judgePaired(h design.Hypothesis, c design.Cell, runs []RunRecord, want int)
 		}
 	}
 	a, mechs := byRun(runs, c, h.MetricKey(), h.MinusKey())
-	if h.RequiresMechanism != "" {
-		for _, m := range mechs {
-			if !strings.HasPrefix(m, h.RequiresMechanism) {
-				cv.Verdict = Inconclusive
-				cv.Note = fmt.Sprintf("not tested: needs a %s limit, the run had %q", h.RequiresMechanism, m)
-				return cv
-			}
-		}
+	if why := wrongMechanism(h, mechs); why != "" {
+		cv.Verdict, cv.Note = Inconclusive, why
+		return cv
 	}
 	var vals []float64
 	if h.Versus == nil {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -39,9 +40,12 @@ type RunRecord struct {
 	// Failed is how results written before run statuses said a run failed;
 	// ReadResults turns it into Status and Reason.
 	Failed string `json:"failed,omitempty"`
-	// Mechanism is how the CPU limit was applied.
-	Mechanism string             `json:"mechanism"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	// Mechanism is how the CPU limit was applied, in words; MechanismKind
+	// its kind (results written before it was kept have it from the
+	// words, when they are read).
+	Mechanism     string             `json:"mechanism"`
+	MechanismKind cpulimit.Kind      `json:"mechanism_kind,omitempty"`
+	Metrics       map[string]float64 `json:"metrics,omitempty"`
 	// Client is the child's own result; Server the mock service's metrics
 	// scraped after the run, once it was quiet.
 	Client *records.Result `json:"client,omitempty"`
@@ -71,6 +75,9 @@ func (r RunRecord) Valid() bool { return r.Status == RunValid }
 // normalize gives a run read from results written before run statuses its
 // status: failed when it said so, else valid.
 func (r *RunRecord) normalize() {
+	if r.MechanismKind == "" {
+		r.MechanismKind = cpulimit.KindOf(r.Mechanism)
+	}
 	if r.Status != "" {
 		return
 	}

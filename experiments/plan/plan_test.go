@@ -41,7 +41,7 @@ func TestParseShard(t *testing.T) {
 		{"0/0", Shard{}, "the count 0 must be in [1, 1000]"},
 		{"1", Shard{}, "is not i/n"},
 		{"a/b", Shard{}, "whole numbers"},
-		{"$(JOB_COMPLETION_INDEX)/4", Shard{}, "the index was not substituted"},
+		{"$(JOB_COMPLETION_INDEX)/4", Shard{}, "is not i/n with whole numbers"},
 	} {
 		got, err := ParseShard(tt.in)
 		switch {

@@ -68,7 +68,7 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 		return fail(fmt.Errorf("cpu limit %s: %v", c.CPU, err))
 	}
 	defer lim.Cleanup()
-	rec.Mechanism = lim.Mechanism
+	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
 	args := ex.childArgs(mock, c, run, scale)
 	driver, stopProxies, err := ex.phased(ctx, mock, c, scale, &rec, &args)
 	if err != nil {
