@@ -86,9 +86,9 @@ func msOrSecs(ms float64) string {
 func DescribeSpec(s latency.Spec) string {
 	var out string
 	switch s.Kind {
-	case "fixed":
+	case latency.KindFixed:
 		out = "fixed " + s.Value.String()
-	case "uniform":
+	case latency.KindUniform:
 		out = fmt.Sprintf("uniform %s–%s", s.Min, s.Max)
 		if s.Resolution > 0 {
 			out = fmt.Sprintf("from %d through %d ms", s.Min.Milliseconds(), s.Max.Milliseconds())
@@ -96,9 +96,9 @@ func DescribeSpec(s latency.Spec) string {
 				out += fmt.Sprintf(" in steps of %s", s.Resolution)
 			}
 		}
-	case "lognormal":
+	case latency.KindLogNormal:
 		out = fmt.Sprintf("log-normal, median %s, spread %g", s.Median, s.Spread)
-	case "mixture":
+	case latency.KindMixture:
 		total := 0.0
 		for _, c := range s.Components {
 			total += c.Weight
@@ -109,7 +109,7 @@ func DescribeSpec(s latency.Spec) string {
 		}
 		out = strings.Join(parts, ", ")
 	default:
-		out = s.Kind
+		out = string(s.Kind)
 	}
 	if s.HangProbability > 0 {
 		out += fmt.Sprintf("; %g%% hang %s", 100*s.HangProbability, s.HangDuration)

@@ -44,7 +44,7 @@ func ParseLimits(s string) ([]int, error) {
 // "WEIGHT:LO-HI,...", e.g. "75:80-240,20:241-500,5:800-1200" (a bad one
 // is a *FieldError of durations).
 func ParseMixtureMs(s string) (latency.Spec, error) {
-	spec := latency.Spec{Kind: "mixture"}
+	spec := latency.Spec{Kind: latency.KindMixture}
 	for _, part := range strings.Split(s, ",") {
 		w, rangeMs, ok := strings.Cut(strings.TrimSpace(part), ":")
 		lo, hi, ok2 := strings.Cut(rangeMs, "-")
@@ -55,7 +55,7 @@ func ParseMixtureMs(s string) (latency.Spec, error) {
 			return spec, fieldErrorf("durations", "%q is not WEIGHT:LO-HI in milliseconds", part)
 		}
 		spec.Components = append(spec.Components, latency.Component{Weight: weight, Spec: latency.Spec{
-			Kind: "uniform", Min: time.Duration(a) * time.Millisecond, Max: time.Duration(b) * time.Millisecond,
+			Kind: latency.KindUniform, Min: time.Duration(a) * time.Millisecond, Max: time.Duration(b) * time.Millisecond,
 			Resolution: time.Millisecond}})
 	}
 	if _, err := spec.Build(); err != nil {

@@ -189,11 +189,11 @@ const MaxInstances = 64
 // unbounded queue; records with 6 workers, 6 queue slots and 503 beyond; the
 // profiles healthy, slow-enrichment and slow-write.
 func Default() Config {
-	healthyEnrich := latency.Spec{Kind: "lognormal", Median: DefaultEnrichmentMedian, Spread: DefaultEnrichmentSpread}
-	slowEnrich := latency.Spec{Kind: "lognormal", Median: DefaultSlowEnrichMedian, Spread: DefaultEnrichmentSpread,
+	healthyEnrich := latency.Spec{Kind: latency.KindLogNormal, Median: DefaultEnrichmentMedian, Spread: DefaultEnrichmentSpread}
+	slowEnrich := latency.Spec{Kind: latency.KindLogNormal, Median: DefaultSlowEnrichMedian, Spread: DefaultEnrichmentSpread,
 		HangProbability: DefaultSlowEnrichHangP, HangDuration: DefaultSlowEnrichHangFor}
-	write := latency.Spec{Kind: "fixed", Value: DefaultWriteTime}
-	slowWrite := latency.Spec{Kind: "fixed", Value: DefaultSlowWriteTime}
+	write := latency.Spec{Kind: latency.KindFixed, Value: DefaultWriteTime}
+	slowWrite := latency.Spec{Kind: latency.KindFixed, Value: DefaultSlowWriteTime}
 	return Config{
 		Listen:            DefaultListen,
 		Profile:           ProfileHealthy,
@@ -224,7 +224,7 @@ func Endpoint(st Station, service time.Duration, scale float64) Config {
 	cfg.Enrichment = st
 	const profile = "endpoint"
 	cfg.Profiles = map[string]Profile{profile: {
-		Enrichment: latency.Spec{Kind: "fixed", Value: service},
+		Enrichment: latency.Spec{Kind: latency.KindFixed, Value: service},
 		Records:    cfg.Profiles[ProfileHealthy].Records,
 	}}
 	cfg.Profile = profile

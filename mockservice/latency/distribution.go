@@ -108,7 +108,7 @@ func (h Hang) Sample(src Source) time.Duration {
 // Spec is the configuration form of a Distribution, as written in YAML or
 // JSON. Kind selects which fields apply; Build validates them.
 type Spec struct {
-	Kind       string        `yaml:"kind" json:"kind"`
+	Kind       Kind          `yaml:"kind" json:"kind"`
 	Value      time.Duration `yaml:"value,omitempty" json:"value,omitempty"`
 	Min        time.Duration `yaml:"min,omitempty" json:"min,omitempty"`
 	Max        time.Duration `yaml:"max,omitempty" json:"max,omitempty"`
@@ -127,8 +127,28 @@ type Component struct {
 	Spec   `yaml:",inline" json:",inline"`
 }
 
+// Kind is a service-time distribution's family.
+type Kind string
+
+// Kinds of distribution.
+const (
+	KindFixed     Kind = "fixed"
+	KindUniform   Kind = "uniform"
+	KindLogNormal Kind = "lognormal"
+	KindMixture   Kind = "mixture"
+)
+
 // Kinds lists the valid values of Spec.Kind.
-var Kinds = []string{"fixed", "uniform", "lognormal", "mixture"}
+var Kinds = []Kind{KindFixed, KindUniform, KindLogNormal, KindMixture}
+
+// kindNames is Kinds for messages.
+func kindNames() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
 
 // Build validates s and returns its Distribution. Errors name the offending
 // field relative to s (prefix them with where s came from).
@@ -154,12 +174,12 @@ func (s Spec) Build() (Distribution, error) {
 
 func (s Spec) buildBase() (Distribution, error) {
 	switch s.Kind {
-	case "fixed":
+	case KindFixed:
 		if s.Value < 0 {
 			return nil, fmt.Errorf("value: %v is negative", s.Value)
 		}
 		return Fixed{s.Value}, nil
-	case "uniform":
+	case KindUniform:
 		if s.Min < 0 {
 			return nil, fmt.Errorf("min: %v is negative", s.Min)
 		}
@@ -173,7 +193,7 @@ func (s Spec) buildBase() (Distribution, error) {
 			return nil, fmt.Errorf("resolution: %v does not divide max-min %v", s.Resolution, s.Max-s.Min)
 		}
 		return Uniform{Min: s.Min, Max: s.Max, Resolution: s.Resolution}, nil
-	case "lognormal":
+	case KindLogNormal:
 		if s.Median <= 0 {
 			return nil, fmt.Errorf("median: %v must be > 0", s.Median)
 		}
@@ -181,7 +201,7 @@ func (s Spec) buildBase() (Distribution, error) {
 			return nil, fmt.Errorf("spread: %v is not in [0, 5]", s.Spread)
 		}
 		return LogNormal{Median: s.Median, Spread: s.Spread}, nil
-	case "mixture":
+	case KindMixture:
 		if len(s.Components) == 0 {
 			return nil, errors.New("components: a mixture needs at least one")
 		}
@@ -198,9 +218,9 @@ func (s Spec) buildBase() (Distribution, error) {
 		}
 		return m, nil
 	case "":
-		return nil, fmt.Errorf("kind: missing (one of %s)", strings.Join(Kinds, ", "))
+		return nil, fmt.Errorf("kind: missing (one of %s)", kindNames())
 	default:
-		return nil, fmt.Errorf("kind: %q is not one of %s", s.Kind, strings.Join(Kinds, ", "))
+		return nil, fmt.Errorf("kind: %q is not one of %s", s.Kind, kindNames())
 	}
 }
 
@@ -210,9 +230,9 @@ func (s Spec) buildBase() (Distribution, error) {
 func ConcurrencySimulation() Spec {
 	ms := time.Millisecond
 	comp := func(w float64, lo, hi time.Duration) Component {
-		return Component{Weight: w, Spec: Spec{Kind: "uniform", Min: lo, Max: hi, Resolution: ms}}
+		return Component{Weight: w, Spec: Spec{Kind: KindUniform, Min: lo, Max: hi, Resolution: ms}}
 	}
-	return Spec{Kind: "mixture", Components: []Component{
+	return Spec{Kind: KindMixture, Components: []Component{
 		comp(75, 80*ms, 240*ms),
 		comp(20, 241*ms, 500*ms),
 		comp(5, 800*ms, 1200*ms),
@@ -226,13 +246,13 @@ func ConcurrencySimulation() Spec {
 func (s Spec) Longest() time.Duration {
 	var d time.Duration
 	switch s.Kind {
-	case "fixed":
+	case KindFixed:
 		d = s.Value
-	case "uniform":
+	case KindUniform:
 		d = s.Max
-	case "lognormal":
+	case KindLogNormal:
 		d = time.Duration(float64(s.Median) * math.Exp(3.09*s.Spread))
-	case "mixture":
+	case KindMixture:
 		for _, c := range s.Components {
 			d = max(d, c.Spec.Longest())
 		}
