@@ -24,7 +24,7 @@ conditions: build
 	./$(BIN)/loadlab experiment --file experiments/conditions.yaml --hypotheses experiments/conditions-hypotheses.yaml $(EXPERIMENT_FLAGS)
 
 # Adaptive limits (C5-aimd, C5-vegas) and retries (C2-retries, C6) beside
-# the static budgets, steady and phased (issue 17).
+# the static budgets, steady and phased.
 adaptive: build
 	./$(BIN)/loadlab experiment --file experiments/adaptive.yaml --hypotheses experiments/adaptive-hypotheses.yaml $(EXPERIMENT_FLAGS)
 
@@ -61,12 +61,16 @@ lint:
 # processes run two at a time; every other package (real-time tests,
 # container builds, child runs) one at a time, so they do not compete for
 # this machine's two cores. A new package joins the second group unless
-# listed here. Within a package, tests marked parallel (light, mostly
-# waiting, or checking counts rather than speed: the silent-target exits,
-# Prometheus scraping, the experiment runner's status checks) run up to
-# four at a time.
-PARALLEL_PKGS := budgets client/cpulimit client/split client/transport experiments/models mockservice/api mockservice/config mockservice/latency
+# listed here ("." is the module's root: the layout and size tests).
+# Within a package, tests marked parallel (light, mostly waiting, or
+# checking counts rather than speed: the silent-target exits, Prometheus
+# scraping, the experiment runner's status checks) run up to four at a
+# time.
+PARALLEL_PKGS := . budgets client/cpulimit client/field client/split client/transport client/yamlfile \
+	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
+	mockservice/api mockservice/config mockservice/latency
 MODULE        := github.com/loadlab/loadlab
+PARALLEL_IMPORTS := $(patsubst %/.,%,$(addprefix $(MODULE)/,$(PARALLEL_PKGS)))
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a
 # goroutine that is ending.
@@ -74,7 +78,7 @@ export GORACE ?= atexit_sleep_ms=100
 
 test: lint
 	$(GO) test -race -vet=off -count=1 -p 2 -timeout 14m $(addprefix ./,$(PARALLEL_PKGS))
-	$(GO) test -race -vet=off -count=1 -p 1 -parallel 4 -timeout 14m $$($(GO) list ./... | grep -vxF $(addprefix -e $(MODULE)/,$(PARALLEL_PKGS)))
+	$(GO) test -race -vet=off -count=1 -p 1 -parallel 4 -timeout 14m $$($(GO) list ./... | grep -vxF $(addprefix -e ,$(PARALLEL_IMPORTS)))
 
 # The figures of the README's Reliability section: a minute of load each,
 # kept out of make test.
