@@ -86,7 +86,10 @@ func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
 }
 
 // lockedTinyExperiment writes a two-cell experiment of n runs and its
-// hypotheses, locked.
+// hypotheses, locked. Its call timeout is 20 lab s (1 s real): at the
+// lab's 2 s (100 ms real at time scale 0.05), C2's 32 records in flight
+// under -race, beside another experiment's children on two cores, timed
+// out calls now and then, and the run failed for the machine's sake.
 func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string) {
 	t.Helper()
 	spec, hyp = filepath.Join(dir, "spec.yaml"), filepath.Join(dir, "h.yaml")
@@ -95,7 +98,7 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 			t.Fatal(err)
 		}
 	}
-	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 2s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
+	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 20s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
 	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n")
 	sp, err := design.LoadSpec(spec)
 	if err != nil {
