@@ -185,7 +185,7 @@ func checkSegment(s0, r Result) error {
 		return fmt.Errorf("%s is partial (interrupted): it holds only part of its share of the schedule", name)
 	}
 	if r.Scenario == (Scenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
-		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is not the result of loadlab load --segment", name)
+		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is not a segment's result", name)
 	}
 	var diff []string
 	if r.Scenario != s0.Scenario {

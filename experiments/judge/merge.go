@@ -103,7 +103,7 @@ func shardsOf(parts []Part) ([]Part, error) {
 	for _, p := range parts {
 		r := p.Results
 		if r.Shard == nil {
-			return nil, fmt.Errorf("%w: %s is not a shard's partial results (loadlab experiment --shard i/n writes them)", ErrMerge, p.Source)
+			return nil, fmt.Errorf("%w: %s is not a shard's partial results: it names no shard of the matrix", ErrMerge, p.Source)
 		}
 		if r.Partial != "" {
 			return nil, fmt.Errorf("%w: %s (shard %s) is incomplete: %s", ErrMerge, p.Source, r.Shard.Shard, r.Partial)

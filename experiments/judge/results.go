@@ -195,7 +195,7 @@ func ReadResultsLog(path string) (*Results, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if last == nil {
-		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it the log of loadlab experiment --json-lines, and did the run end?", path)
+		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it an experiment's JSON-lines log, and did the experiment end?", path)
 	}
 	var line struct {
 		Results *Results `json:"results"`
