@@ -18,12 +18,23 @@ type Bound struct {
 	EnrichmentCapacity float64 `json:"enrichment_capacity"`
 	InFlightCapacity   float64 `json:"in_flight_capacity"`
 	Bound              float64 `json:"bound"`
-	Limit              string  `json:"limit"`
+	Limit              Binding `json:"limit"`
 	// EnrichmentCall and WriteCall are the mean call times (lab seconds)
 	// used, each capped at the call timeout.
 	EnrichmentCall float64 `json:"enrichment_call_s"`
 	WriteCall      float64 `json:"write_call_s"`
 }
+
+// Binding is what sets a cell's bound.
+type Binding string
+
+// What binds a cell: the least of its capacities ("" for a cell no one
+// profile bounds, a phased scenario's).
+const (
+	BoundByWrites          Binding = "writes"
+	BoundByEnrichment      Binding = "enrichment"
+	BoundByRecordsInFlight Binding = "records in flight"
+)
 
 // meanCapped is the mean of min(X, cap) for a service-time distribution,
 // from 20 000 seeded draws: a property of the configuration, not of a run.
@@ -65,12 +76,12 @@ func CellBound(cfg config.Config, scenario string, s records.Strategy, recordsIn
 		}
 	}
 	b.InFlightCapacity = float64(recordsInFlight) / perRecord
-	b.Bound, b.Limit = b.WriteCapacity, "writes"
+	b.Bound, b.Limit = b.WriteCapacity, BoundByWrites
 	if b.EnrichmentCapacity < b.Bound {
-		b.Bound, b.Limit = b.EnrichmentCapacity, "enrichment"
+		b.Bound, b.Limit = b.EnrichmentCapacity, BoundByEnrichment
 	}
 	if b.InFlightCapacity < b.Bound {
-		b.Bound, b.Limit = b.InFlightCapacity, "records in flight"
+		b.Bound, b.Limit = b.InFlightCapacity, BoundByRecordsInFlight
 	}
 	return b
 }

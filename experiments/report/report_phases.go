@@ -140,7 +140,7 @@ func describeFault(f faults.Fault) string {
 	if f.Probability > 0 && f.Probability < 1 {
 		opts = append(opts, fmt.Sprintf("%g%% of connections", 100*f.Probability))
 	}
-	if f.Direction == "upstream" {
+	if f.Direction == faults.Upstream {
 		opts = append(opts, "upstream: the requests")
 	}
 	if len(opts) > 0 {
