@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
@@ -130,7 +129,7 @@ func (g *generator) prepare(ctx context.Context, tg target) error {
 	}
 	if reset {
 		if err := tg.mock.Reset(ctx); err != nil {
-			return &field.Error{Field: "admin_token", Err: fmt.Errorf("%w: %v", ErrAdmin, err)}
+			return fmt.Errorf("%w: %v", ErrAdmin, err)
 		}
 	}
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines

@@ -172,15 +172,15 @@ func isField(err error, name string) bool {
 }
 
 // A mock that refuses its reset (a token is needed) is refused before any
-// load is sent, naming the token.
+// load is sent, saying so.
 func TestRefusedResetIsRefused(t *testing.T) {
 	cfg := config.Default()
 	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
 	m := startMock(t, cfg)
 	_, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: loadgen.OpeningSchedule(),
 		Arrivals: loadgen.ArrivalsStep, TimeScale: 0.05, LateThreshold: notLate})
-	if fe, ok := field.Of(err); !errors.Is(err, loadgen.ErrAdmin) || !ok || fe.Field != "admin_token" {
-		t.Errorf("got %v, want ErrAdmin of the field admin_token", err)
+	if !errors.Is(err, loadgen.ErrAdmin) || !strings.Contains(err.Error(), "401") {
+		t.Errorf("got %v, want ErrAdmin with the mock's 401", err)
 	}
 }
 

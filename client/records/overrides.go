@@ -2,6 +2,7 @@ package records
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -63,12 +64,16 @@ func (s Strategy) with(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
 	if o.SharedPermits != nil {
 		s.SharedPermits = *o.SharedPermits
 	}
-	if err := s.setLabBudgets(o, p); err != nil {
+	given := map[string]string{} // dependencies given permits, by the field that gave them
+	if err := s.setLabBudgets(o, p, given); err != nil {
 		return s, err
 	}
 	for _, dep := range slices.Sorted(maps.Keys(o.Permits)) {
 		if err := s.setPermits("permits."+dep, dep, o.Permits[dep]); err != nil {
 			return s, err
+		}
+		if o.Permits[dep] > 0 {
+			given[dep] = "permits." + dep
 		}
 	}
 	for dep, r := range o.Rates {
@@ -95,13 +100,31 @@ func (s Strategy) with(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
 			return s, err
 		}
 	}
-	return s, nil
+	return s, s.permitsFit(given)
+}
+
+// permitsFit says why permits given to dependencies by overrides (the
+// fields that gave them, by dependency) cannot be the strategy's: it
+// shares one budget among all calls, or gives the dependency an adaptive
+// limit.
+func (s Strategy) permitsFit(given map[string]string) error {
+	for _, dep := range slices.Sorted(maps.Keys(given)) {
+		if s.SharedPermits > 0 {
+			return field.Errorf(given[dep], "strategy %s shares one budget of %d permits among all its calls: per-dependency permits need no shared budget (shared permits 0)",
+				s.Name, s.SharedPermits)
+		}
+		if _, ok := s.Adaptive[dep]; ok {
+			return field.Errorf(given[dep], "strategy %s gives %s an adaptive limit, which replaces its permits: turn the adaptive limit off for %s, or give none",
+				s.Name, dep, dep)
+		}
+	}
+	return nil
 }
 
 // setLabBudgets applies the overrides of the lab's dependencies' budgets,
 // refusing them for a pipeline that lacks the dependency, or when Permits
 // or Rates name the same dependency too.
-func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline) error {
+func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline, given map[string]string) error {
 	for _, lab := range []struct {
 		field, dep string
 		permits    *int
@@ -125,6 +148,11 @@ func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline) error {
 			if err := s.setPermits(lab.field, lab.dep, *lab.permits); err != nil {
 				return err
 			}
+			if *lab.permits > 0 {
+				given[lab.dep] = lab.field
+			}
+		case *lab.rate < 0 || math.IsNaN(*lab.rate) || math.IsInf(*lab.rate, 0):
+			return field.Errorf(lab.field, "%v must be ≥ 0 (0 for none)", *lab.rate)
 		default:
 			s.setRate(lab.dep, *lab.rate)
 		}

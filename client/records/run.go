@@ -176,12 +176,21 @@ func (c Config) Validate() error {
 		return field.Errorf("time_scale", "%w", err)
 	}
 	if err := c.Strategy.Validate(); err != nil {
-		return field.Within("strategy", err)
+		return c.strategyError(err)
 	}
 	if err := c.Strategy.Fits(c.PipelineOrLab()); err != nil {
-		return field.Within("strategy", err)
+		return c.strategyError(err)
 	}
 	return nil
+}
+
+// strategyError is a problem of the run's strategy, within the field
+// "strategy" and saying which strategy it is.
+func (c Config) strategyError(err error) error {
+	if fe, ok := field.Of(err); ok {
+		err = &field.Error{Field: fe.Field, Err: fmt.Errorf("%w (strategy %s)", fe.Err, c.Strategy.Name)}
+	}
+	return field.Within("strategy", err)
 }
 
 // PipelineOrLab is the run's pipeline: the lab's unless one was given.
@@ -222,6 +231,9 @@ var (
 	// ErrAdmin: the mock service refused or failed an admin request
 	// (profile switch or reset), for example for want of its token.
 	ErrAdmin = errors.New("records: mock service admin")
+	// ErrReset: the mock service refused the reset before the run (an
+	// ErrAdmin).
+	ErrReset = fmt.Errorf("%w: the reset was refused", ErrAdmin)
 )
 
 // Run processes cfg.Records records against cfg.Target and returns the

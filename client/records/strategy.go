@@ -86,20 +86,20 @@ func (s Strategy) PermitsFor(dep string) int { return s.Normalized().Permits[dep
 // RateFor is the dependency's calls per second (0: no rate limit).
 func (s Strategy) RateFor(dep string) float64 { return s.Normalized().Rates[dep] }
 
-// Fits says whether every budget of the strategy names a dependency of p.
+// Fits says whether every budget of the strategy names a dependency of p:
+// a *field.Error of the budget ("permits.geo", "rates.geo",
+// "adaptive.geo") that does not.
 func (s Strategy) Fits(p *pipeline.Pipeline) error {
 	n := s.Normalized()
-	named := maps.Clone(n.Permits)
-	for dep := range n.Rates {
-		named[dep] = 0
-	}
-	for dep := range s.Adaptive {
-		named[dep] = 0
-	}
-	for _, dep := range slices.Sorted(maps.Keys(named)) {
-		if p.Dependency(dep) == nil {
-			return fmt.Errorf("a budget for %q, which pipeline %s (%s) lacks: its dependencies are %s",
-				dep, p.Name, p.File, strings.Join(p.Names(), ", "))
+	for _, budget := range []struct {
+		field string
+		deps  []string
+	}{{"permits", slices.Sorted(maps.Keys(n.Permits))}, {"rates", slices.Sorted(maps.Keys(n.Rates))}, {"adaptive", slices.Sorted(maps.Keys(s.Adaptive))}} {
+		for _, dep := range budget.deps {
+			if p.Dependency(dep) == nil {
+				return field.Errorf(budget.field+"."+dep, "a budget for %q, which pipeline %s (%s) lacks: its dependencies are %s",
+					dep, p.Name, p.File, strings.Join(p.Names(), ", "))
+			}
 		}
 	}
 	return nil

@@ -31,7 +31,7 @@ func prepare(ctx context.Context, cfg Config, identity *api.Identity) error {
 	}
 	if cfg.Reset {
 		if err := admin.Reset(ctx); err != nil {
-			return fmt.Errorf("%w: %v (the reset refused)", ErrAdmin, err)
+			return fmt.Errorf("%w: %v", ErrReset, err)
 		}
 	}
 	return nil

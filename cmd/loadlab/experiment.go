@@ -151,7 +151,7 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 			return pe, partFlag("experiment", "--shard", o.shard, err)
 		}
 		if err := plan.CheckShardable(exp.Spec, sh); err != nil {
-			return pe, usageErr("%v", err)
+			return pe, usageErr("experiment: %v", experimentFlags.Rename(err))
 		}
 		pe.shard = &sh
 	}

@@ -63,8 +63,10 @@ func runLoad(args []string, stdout io.Writer) error {
 	if cfg.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrAdmin) ||
-		errors.Is(err, loadgen.ErrStartPassed) {
+	if errors.Is(err, loadgen.ErrAdmin) {
+		return usageErr("%v (give --admin-token)", err)
+	}
+	if errors.Is(err, loadgen.ErrTargetUnreachable) || errors.Is(err, loadgen.ErrTimeScaleMismatch) || errors.Is(err, loadgen.ErrStartPassed) {
 		return usageErr("%v", admissionNames.Rename(err))
 	}
 	if err != nil {

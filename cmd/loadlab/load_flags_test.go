@@ -55,7 +55,7 @@ func TestLoadRefusedResetNamesTheToken(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"load", "--target", m.URL + "/enrich", "--time-scale", "0.05"}, &out, &errb)
 	msg := strings.TrimSpace(errb.String())
-	if code != exitUsage || !strings.HasPrefix(msg, "loadlab: --admin-token: loadgen: the mock service refused its reset") || out.Len() != 0 {
+	if code != exitUsage || !strings.HasPrefix(msg, "loadlab: loadgen: the mock service refused its reset") || !strings.HasSuffix(strings.TrimSpace(msg), "(give --admin-token)") || out.Len() != 0 {
 		t.Errorf("exit %d, %q; want 2 naming --admin-token", code, msg)
 	}
 }

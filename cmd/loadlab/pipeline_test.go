@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 const cliPipeline = `name: two
@@ -108,5 +110,54 @@ func TestRunWithFaults(t *testing.T) {
 	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
 		!strings.Contains(errb.String(), `a fault for "geo"`) {
 		t.Errorf("a fault for a dependency the pipeline lacks: exit %d, %s", code, errb.String())
+	}
+}
+
+// A strategy flag that the strategy cannot take is refused naming the flag
+// given, and the strategy, before anything is sent; flags that make room
+// for it (--shared-permits 0, --adaptive dep=off) are taken.
+func TestRunStrategyOverridesNameTheFlagGiven(t *testing.T) {
+	t.Parallel() // nothing is sent
+	dead := "http://127.0.0.1:1"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--enrichment-rate", "-1"}, "run: --enrichment-rate: -1 must be ≥ 0 (0 for none)"},
+		{[]string{"--strategy", "C3", "--write-permits", "2"}, "run: --write-permits: strategy C3 shares one budget of 30 permits"},
+		{[]string{"--strategy", "C3", "--permits", "records=2"}, "run: --permits: records: strategy C3 shares one budget"},
+		{[]string{"--strategy", "C5-aimd", "--write-permits", "3"}, "run: --write-permits: strategy C5-aimd gives records an adaptive limit"},
+		{[]string{"--permits", "geo=3"}, `--permits: geo: a budget for "geo", which pipeline lab`},
+		{[]string{"--strategy", "C1", "--rates", "geo=3"}, `--rates: geo: a budget for "geo", which pipeline lab (client/pipeline/lab.yaml) lacks: its dependencies are enrichment, records (strategy C1)`},
+		{[]string{"--records-in-flight", "-5"}, "--records-in-flight: -5 must be ≥ 1, or 0 for the runtime default, or -1 for unbounded (strategy C4)"},
+		{[]string{"--write-permits", "2", "--permits", "records=3"}, "--write-permits: records's budget is given by name too"},
+		{[]string{"--strategy", "C3", "--shared-permits", "0", "--write-permits", "2"}, "target unreachable"},
+		{[]string{"--strategy", "C5", "--adaptive", "records=off", "--write-permits", "3"}, "target unreachable"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"run", "--target", dead, "--records", "1"}, c.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// A mock service that refuses the reset before a run (its admin token is
+// missing) is bad input naming the flags that mend it; one that refuses a
+// profile is not sent that hint, which would not help.
+func TestRunAdminRefusals(t *testing.T) {
+	t.Parallel() // nothing is sent
+	cfg := config.Default()
+	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
+	m := mocktest.Start(t, cfg)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--records", "1"}, &out, &errb)
+	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "the reset was refused") || !strings.Contains(msg, "(give --admin-token, or --reset=false)") {
+		t.Errorf("reset refused: exit %d, %q", code, msg)
+	}
+	errb.Reset()
+	code = run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--records", "1", "--admin-token", "sekret", "--profile", "nosuch"}, &out, &errb)
+	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "nosuch") || strings.Contains(msg, "--reset=false") {
+		t.Errorf("profile refused: exit %d, %q", code, msg)
 	}
 }

@@ -254,7 +254,7 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 // runHint adds to an error of a target unfit for the run the flag that
 // mends it, where there is one.
 func runHint(err error) error {
-	if errors.Is(err, records.ErrAdmin) {
+	if errors.Is(err, records.ErrReset) {
 		return fmt.Errorf("%w (give --admin-token, or --reset=false)", err)
 	}
 	return err

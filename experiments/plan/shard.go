@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/split"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -113,7 +114,7 @@ func unitCost(s design.Spec, mockCfg config.Config, c design.Cell) time.Duration
 }
 
 // ErrShard: a matrix that cannot be split as asked.
-var ErrShard = errors.New("experiment: shard")
+var ErrShard = errors.New("the matrix cannot be split")
 
 // CheckShardable says why the matrix cannot be split into shards, if it
 // cannot: advised cells whose advice comes from probes would be advised
@@ -125,7 +126,7 @@ func CheckShardable(s design.Spec, sh Shard) error {
 	}
 	for _, c := range s.Cells() {
 		if c.Strategy == design.Advised && (s.Advise == nil || s.Advise.File == "") {
-			return fmt.Errorf("%w %s: the advised cells (%s) take their strategy from probes each shard would run on its own machine; give the experiment file's advise.file, or run it on one machine", ErrShard, sh, c)
+			return &field.Error{Field: "shard", Err: fmt.Errorf("%s: %w: the advised cells (%s) take their strategy from probes each shard would run on its own machine; give the experiment file's advise.file, or run it on one machine", sh, ErrShard, c)}
 		}
 	}
 	return nil
