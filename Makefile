@@ -66,9 +66,9 @@ lint:
 # checking counts rather than speed: the silent-target exits, Prometheus
 # scraping, the experiment runner's status checks) run up to four at a
 # time.
-PARALLEL_PKGS := . budgets client/cpulimit client/field client/split client/transport client/yamlfile \
+PARALLEL_PKGS := . budgets client/cpulimit client/split client/transport \
 	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
-	mockservice/api mockservice/config mockservice/latency
+	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/yamlfile
 MODULE        := github.com/loadlab/loadlab
 PARALLEL_IMPORTS := $(patsubst %/.,%,$(addprefix $(MODULE)/,$(PARALLEL_PKGS)))
 # The race runtime sleeps 1 s at exit by default, in every test binary and

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Options are advice as a command line asks for it.

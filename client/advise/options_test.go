@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/advise"
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // writeProbes writes the lab's probes as loadlab probe --json files into

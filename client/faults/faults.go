@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
-	"github.com/loadlab/loadlab/client/yamlfile"
+	"github.com/loadlab/loadlab/mockservice/field"
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // Kind is what a fault does, one of the constants below; its text is the

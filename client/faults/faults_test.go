@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/faults"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 

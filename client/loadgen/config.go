@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Outcome is how a sent request ended. Every sent request ends in exactly

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // recorder is a foreign HTTP endpoint that notes every request it gets and

@@ -1,7 +1,7 @@
 package loadgen
 
 import (
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Mode is how the generator's requests arrive.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/split"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Segment is part Index of Count of one schedule, numbered from 0 like a

@@ -12,9 +12,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 

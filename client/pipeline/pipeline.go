@@ -25,7 +25,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/loadlab/loadlab/client/yamlfile"
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // Defaults of a dependency's answers.

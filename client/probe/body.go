@@ -8,8 +8,8 @@ import (
 	"text/template"
 	"text/template/parse"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // BodyFields are the fields of a body template.

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Defaults of Config, as loadlab probe's flags state them.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func TestParseConcurrency(t *testing.T) {

@@ -20,8 +20,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // ErrFirstStepFailed is wrapped by Run's error when no request of the

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Options are a probe as a command line gives it: a Config, the lists it

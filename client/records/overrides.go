@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Overrides change a strategy for one run, key by key (loadlab run's

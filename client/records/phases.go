@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Phase is a named part of a time-bounded run, for per-phase figures: the

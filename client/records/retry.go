@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Retries is how a strategy tries failed calls again: a policy (attempts,

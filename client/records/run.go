@@ -19,10 +19,10 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // State is a record's terminal state.

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Defaults of the lab's strategies.

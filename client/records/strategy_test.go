@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func TestParseStrategy(t *testing.T) {

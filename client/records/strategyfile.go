@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/client/yamlfile"
+	"github.com/loadlab/loadlab/mockservice/field"
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // StrategyFile is a strategy written down as configuration (what loadlab

@@ -20,9 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // NearTie is how close to its deadline (real time) a request's outcome may

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/replay"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/advise"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 const adviseSynopsis = "Writes a strategy file from a probe of every dependency of a pipeline (loadlab probe --json > FILE):\n" +

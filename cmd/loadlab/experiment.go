@@ -14,12 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/experiments/runner"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 const probeSynopsis = `Measures the capacity of one dependency: drives --method --target in closed loop (each user sends,

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/faults"
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 const runSynopsis = "Processes a batch of records against a running mock service (make mock, or go run ./cmd/mockservice\n" +

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // admissionNames names the fields of the admission scenario (and of the

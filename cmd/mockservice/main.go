@@ -15,9 +15,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func main() {
@@ -119,7 +119,7 @@ func parseConfig(args []string, helpOut io.Writer) (cfg config.Config, printOnly
 		return config.Default(), false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	cfg, err = config.Load(configPath, b.overrides...)
-	var fe *config.FieldError
+	var fe *field.Error
 	if errors.As(err, &fe) {
 		if name, _ := requiredFlags.Name(fe.Field); name != "" {
 			err = fmt.Errorf("%w (set %s)", err, name)

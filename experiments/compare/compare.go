@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Schedule is the generator's part of the admission scenario sc: its

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/replay"
 	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // A load result's scenario (the endpoint's description and the schedule)

@@ -7,10 +7,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/replay"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Bounds of a concurrency replay: each workload is replayed in real time,

@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/client/yamlfile"
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // Op is how a hypothesis compares its value with its threshold.

@@ -3,7 +3,7 @@ package design
 import (
 	"fmt"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Overrides change an experiment file's settings for one invocation; a

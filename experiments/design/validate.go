@@ -13,9 +13,9 @@ import (
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/client/yamlfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // FileError is a problem in an experiment or hypotheses file, with where

@@ -12,10 +12,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/client/field"
 	"github.com/loadlab/loadlab/client/split"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Shard is one of Count parts of a matrix, numbered from 0 like a

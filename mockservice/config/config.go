@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
@@ -53,27 +54,15 @@ const (
 	maxConfigBytes = 1 << 20
 )
 
-// FieldError is an invalid setting of a Config or a Station: Field is its
-// YAML path ("admin_token", "records.workers").
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-
-func (e *FieldError) Unwrap() error { return e.Err }
-
-// fieldErrorf returns a *FieldError for field, its message formatted as
+// fieldErrorf returns a *field.Error for a setting, named by its YAML
+// path ("admin_token", "records.workers"), its message formatted as
 // fmt.Errorf does.
-func fieldErrorf(field, format string, a ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
-}
+func fieldErrorf(name, format string, a ...any) error { return field.Errorf(name, format, a...) }
 
-// within puts a station's *FieldError under the station's name.
+// within puts a station's *field.Error under the station's name.
 func within(station string, err error) error {
-	if fe, ok := err.(*FieldError); ok {
-		return &FieldError{Field: station + "." + fe.Field, Err: fe.Err}
+	if _, ok := field.Of(err); ok {
+		return field.Within(station, err)
 	}
 	return fmt.Errorf("%s.%w", station, err)
 }
@@ -111,7 +100,7 @@ type Station struct {
 	PreciseTimers bool `yaml:"precise_timers" json:"precise_timers"`
 }
 
-// Validate reports the first invalid field as a *FieldError, named
+// Validate reports the first invalid field as a *field.Error, named
 // relative to the station ("workers").
 func (c Station) Validate() error {
 	switch {
@@ -254,7 +243,7 @@ func (c Config) ProfileNames() []string {
 }
 
 // Validate reports the first invalid field by its YAML path: a
-// *FieldError for a setting of the Config or of a station
+// *field.Error for a setting of the Config or of a station
 // ("records.workers"), a text naming the path for a profile's
 // distribution ("profiles.slow-write.records.value: …").
 func (c Config) Validate() error {
@@ -296,7 +285,7 @@ func (c Config) validateService() error {
 		return fieldErrorf("instances", "%d must be in [1, %d]", c.Instances, MaxInstances)
 	}
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
-		return &FieldError{Field: "time_scale", Err: err}
+		return &field.Error{Field: "time_scale", Err: err}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fieldErrorf("shutdown_timeout", "%v must be > 0", c.ShutdownTimeout)

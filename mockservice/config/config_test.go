@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -39,9 +40,9 @@ func TestConfigValidation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
-			// A setting of the service or a station is a *FieldError
+			// A setting of the service or a station is a *field.Error
 			// naming its path; a profile's distribution, text.
-			var fe *config.FieldError
+			var fe *field.Error
 			if isField := errors.As(err, &fe); isField != !strings.HasPrefix(tt.want, "profiles.") ||
 				isField && fe.Field+":" != strings.SplitN(tt.want, " ", 2)[0] {
 				t.Errorf("%v: field %+v", err, fe)
@@ -73,7 +74,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("no file: %+v, %v", c.Records, err)
 	}
 	_, err = config.Load(path, workers(0))
-	var fe *config.FieldError
+	var fe *field.Error
 	if !errors.As(err, &fe) || fe.Field != "records.workers" || err.Error() != "config: records.workers: 0 must be ≥ 1" {
 		t.Errorf("invalid after the overrides: %v", err)
 	}

@@ -1,13 +1,13 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // Override is one setting given on a command line: it changes a Config,
@@ -17,7 +17,7 @@ type Override func(*Config) error
 // Load returns the settings: Default, then the YAML file at path over them
 // (LoadFile; none when path is empty), then the overrides in the order
 // given, validated. Its error is LoadFile's, an override's as the override
-// returned it, or Validate's after "config: " (a *FieldError names the
+// returned it, or Validate's after "config: " (a *field.Error names the
 // setting).
 func Load(path string, overrides ...Override) (Config, error) {
 	c := Default()
@@ -53,10 +53,8 @@ func LoadFile(path string, c *Config) error {
 	if len(data) > maxConfigBytes {
 		return fmt.Errorf("config %s: larger than %d bytes", path, maxConfigBytes)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
+	if _, err := yamlfile.Decode(path, data, c); err != nil {
+		return fmt.Errorf("config %w", err) // "config FILE:LINE: field: problem"
 	}
 	return nil
 }

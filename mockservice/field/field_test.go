@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/field"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func TestWithinAndRename(t *testing.T) {
