@@ -132,10 +132,8 @@ func runExperiment(args []string, stdout io.Writer) error {
 // anything runs, the results folder included.
 func (o *experimentOptions) load() (plannedExperiment, error) {
 	var pe plannedExperiment
-	if o.calibrationStrategies != "" {
-		for _, name := range strings.Split(o.calibrationStrategies, ",") {
-			o.calibration.Strategies = append(o.calibration.Strategies, strings.TrimSpace(name))
-		}
+	for _, name := range strings.Split(o.calibrationStrategies, ",") {
+		o.calibration.Strategies = append(o.calibration.Strategies, strings.TrimSpace(name))
 	}
 	if err := o.calibration.Validate(); err != nil {
 		return pe, usageErr("%v", experimentFlags.Rename(field.Within("calibration", err)))

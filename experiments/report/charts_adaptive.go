@@ -256,9 +256,11 @@ func limitPanel(title string, ps *design.PhasedScenario, lines, refs []limitLine
 	// The data stays below the phases' names, which stay below the legend.
 	roomForLegend(p, top*1.15, chartWidth, timelineHeight)
 	ymax := p.Y.Max
-	if err := markPhases(p, *ps, end, top); err != nil {
+	names, err := markPhases(p, *ps, end, top)
+	if err != nil {
 		return nil, err
 	}
+	p.Add(names)
 	p.Add(drawn...)
 	p.Y.Max = ymax
 	return p, nil

@@ -151,18 +151,21 @@ func perSecondPanel(ps design.PhasedScenario, series []perSecondSeries, names []
 	roomForLegend(p, top*1.15, chartWidth, phasedChartHeight/2)
 	// The phases' marks stop below the legend.
 	ymax := p.Y.Max
-	if err := markPhases(p, ps, end, top); err != nil {
+	phaseNames, err := markPhases(p, ps, end, top)
+	if err != nil {
 		return nil, err
 	}
 	p.Add(lines...)
+	p.Add(phaseNames)
 	p.Y.Max = ymax
 	return p, nil
 }
 
 // markPhases shades every other phase, draws a dashed line at each
-// boundary and a dotted one at each restart, and names them above top
-// (the drain too, when the data goes on after the phases).
-func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) error {
+// boundary and a dotted one at each restart, and returns their names,
+// placed above top (the drain's too, when the data goes on after the
+// phases), for the caller to draw over or under its data.
+func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) (*plotter.Labels, error) {
 	band := top * 1.15
 	dashed := func(x float64, c color.Color, dashes []vg.Length) error {
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: band}})
@@ -179,7 +182,7 @@ func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) error 
 		if i%2 == 1 {
 			shade, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}, {X: hi, Y: band}, {X: lo, Y: band}})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			shade.Color, shade.LineStyle.Width = phaseShade, 0
 			p.Add(shade)
@@ -196,14 +199,14 @@ func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) error 
 	}
 	for i := 1; i <= len(ps.Phases); i++ {
 		if err := dashed(ps.Start(i).Seconds(), phaseMark, []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i, ph := range ps.Phases {
 		if rs := ph.Restart; rs != nil {
 			x := (ps.Start(i) + rs.After).Seconds()
 			if err := dashed(x, palette[3], []vg.Length{vg.Points(1), vg.Points(2)}); err != nil {
-				return err
+				return nil, err
 			}
 			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 1.01})
 			labels.Labels = append(labels.Labels, "restart "+string(rs.Signal))
@@ -211,7 +214,7 @@ func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) error 
 	}
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range lb.TextStyle {
 		lb.TextStyle[i].XAlign = text.XCenter
@@ -219,8 +222,7 @@ func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) error 
 			lb.TextStyle[i].Font.Size = vg.Points(8)
 		}
 	}
-	p.Add(lb)
-	return nil
+	return lb, nil
 }
 
 // SVG.

@@ -163,22 +163,21 @@ func phaseTable(r *judge.Results, ps design.PhasedScenario, sc, cpu string) tabl
 		}
 		for i, ph := range ps.Phases {
 			span := fmt.Sprintf("%s–%s", secs(ps.Start(i)), secs(ps.Start(i+1)))
-			t.Rows = append(t.Rows, phaseRow(cs, st, ph.Name, span))
+			t.Rows = append(t.Rows, phaseRow(cs, st, ph.Name, ph.Name, span))
 		}
 		if d, ok := cs.Stats[design.PhaseKey(records.DrainPhase, "ended")]; ok && d.N > 0 {
 			name := records.DrainPhase
 			if d.N < cs.Valid {
 				name += fmt.Sprintf(" (%d of %d runs)", d.N, cs.Valid)
 			}
-			t.Rows = append(t.Rows, phaseRow(cs, st, name, drainSpan(r, c, ps)))
+			t.Rows = append(t.Rows, phaseRow(cs, st, records.DrainPhase, name, drainSpan(r, c, ps)))
 		}
 	}
 	return t
 }
 
-// phaseRow is one strategy's figures in one phase.
-func phaseRow(cs judge.CellSummary, st, name, span string) []string {
-	phase, _, _ := strings.Cut(name, " ")
+// phaseRow is one strategy's figures in one phase, labelled name.
+func phaseRow(cs judge.CellSummary, st, phase, name, span string) []string {
 	g := func(m string, d int) string { s, ok := cs.Stats[design.PhaseKey(phase, m)]; return fmtStat(s, ok, d) }
 	med := func(m string) string {
 		s, ok := cs.Stats[design.PhaseKey(phase, m)]
