@@ -25,11 +25,11 @@ import (
 func Merge(segments []Result) (Result, error) {
 	ordered, err := orderSegments(segments)
 	if err != nil {
-		return Result{}, fmt.Errorf("loadgen: merge: %w", err)
+		return Result{}, &MergeError{Err: err}
 	}
 	for _, r := range ordered {
 		if err := checkSegment(ordered[0], r); err != nil {
-			return Result{}, fmt.Errorf("loadgen: merge: %w", err)
+			return Result{}, &MergeError{Err: err}
 		}
 	}
 	mg := newMerger(ordered[0], len(ordered))
@@ -38,10 +38,21 @@ func Merge(segments []Result) (Result, error) {
 	}
 	m := mg.result()
 	if err := m.check(); err != nil { // sums of sound segments: cannot happen
-		return Result{}, fmt.Errorf("loadgen: merge: the merged result %w", err)
+		return Result{}, &MergeError{Err: fmt.Errorf("the merged result %w", err)}
 	}
 	return m, nil
 }
+
+// ErrNotSegment: a result that does not say which segment of which
+// schedule it is.
+var ErrNotSegment = errors.New("not a segment's result")
+
+// MergeError is why segments do not merge.
+type MergeError struct{ Err error }
+
+func (e *MergeError) Error() string { return "loadgen: merge: " + e.Err.Error() }
+
+func (e *MergeError) Unwrap() error { return e.Err }
 
 // orderSegments returns the segments of one split in index order, or says
 // why they are not: not segments, of different splits, invalid, one given
@@ -185,7 +196,7 @@ func checkSegment(s0, r Result) error {
 		return fmt.Errorf("%s is partial (interrupted): it holds only part of its share of the schedule", name)
 	}
 	if r.Scenario == (Scenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
-		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is not a segment's result", name)
+		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is %w", name, ErrNotSegment)
 	}
 	var diff []string
 	if r.Scenario != s0.Scenario {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
@@ -61,6 +63,20 @@ func splitArgs(args []string, valued ...string) (flags, rest []string) {
 	return flags, rest
 }
 
+// mergeHint adds to a merge's refusal the command that writes what it
+// expected, where there is one.
+func mergeHint(err error) error {
+	switch {
+	case errors.Is(err, judge.ErrNotShard):
+		return fmt.Errorf("%w (loadlab experiment --shard i/n writes them)", err)
+	case errors.Is(err, judge.ErrNoResultsLine):
+		return fmt.Errorf("%w (loadlab experiment --json-lines writes one)", err)
+	case errors.Is(err, loadgen.ErrNotSegment):
+		return fmt.Errorf("%w (loadlab load --segment i/n --json writes them)", err)
+	}
+	return err
+}
+
 // writable creates dir if needed and checks a file can be written in it.
 func writable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -109,7 +125,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	for _, p := range paths {
 		ps, err := readParts(p)
 		if err != nil {
-			return usageErr("merge: %v", err)
+			return usageErr("merge: %v", mergeHint(err))
 		}
 		parts = append(parts, ps...)
 	}
@@ -117,7 +133,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	mockCfg := spec.MockConfig()
 	res, err := judge.Merge(parts, mockCfg)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr("%v", mergeHint(err))
 	}
 	if err := writable(*out); err != nil {
 		return usageErr("--out: %v", err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,8 +75,11 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 		names = append(names, fmt.Sprintf("%s: segment %s", p, r.Segment))
 	}
 	merged, err := loadgen.Merge(segs)
+	if me, ok := errors.AsType[*loadgen.MergeError](err); ok {
+		return usageErr("merge: %v (%s)", mergeHint(me.Err), strings.Join(names, ", "))
+	}
 	if err != nil {
-		return usageErr("%v (%s)", strings.TrimPrefix(err.Error(), "loadgen: "), strings.Join(names, ", "))
+		return err
 	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, merged); err != nil {

@@ -128,10 +128,10 @@ func TestShardAndMergeCLI(t *testing.T) {
 	}{
 		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(shards, "0")}, "missing shard(s) 1/2"},
 		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(shards, "0"), filepath.Join(shards, "0"), filepath.Join(shards, "1")}, "shard 0/2 given twice"},
-		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(dir, "m1"), filepath.Join(shards, "1")}, "is not a shard's partial results"},
+		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(dir, "m1"), filepath.Join(shards, "1")}, "is not a shard's partial results: it names no shard of the matrix (loadlab experiment --shard i/n writes them)"},
 		{[]string{"merge", filepath.Join(shards, "0")}, "--out DIR is required"},
 		{[]string{"merge", "--out", filepath.Join(dir, "x")}, "which partial results?"},
-		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(dir, "spec.yaml")}, "no results line"},
+		{[]string{"merge", "--out", filepath.Join(dir, "x"), filepath.Join(dir, "spec.yaml")}, "no results line ({\"kind\":\"results\",...}): is it an experiment's JSON-lines log, and did the experiment end? (loadlab experiment --json-lines writes one)"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tt.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {

@@ -38,6 +38,9 @@ type Part struct {
 // ErrMerge: partial results that cannot be merged; nothing is written.
 var ErrMerge = errors.New("merge")
 
+// ErrNotShard: results that are not one shard's part of a matrix.
+var ErrNotShard = errors.New("not a shard's partial results")
+
 // Merge combines the n shards of one matrix into the results one machine
 // running it would have written: the same runs (each with its seed) in the
 // same order, and cells and verdicts computed from them as the runner
@@ -103,7 +106,7 @@ func shardsOf(parts []Part) ([]Part, error) {
 	for _, p := range parts {
 		r := p.Results
 		if r.Shard == nil {
-			return nil, fmt.Errorf("%w: %s is not a shard's partial results: it names no shard of the matrix", ErrMerge, p.Source)
+			return nil, fmt.Errorf("%w: %s is %w: it names no shard of the matrix", ErrMerge, p.Source, ErrNotShard)
 		}
 		if r.Partial != "" {
 			return nil, fmt.Errorf("%w: %s (shard %s) is incomplete: %s", ErrMerge, p.Source, r.Shard.Shard, r.Partial)

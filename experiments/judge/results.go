@@ -173,6 +173,9 @@ func ReadResults(path string) (*Results, error) {
 	return NormalizeResults(&r), nil
 }
 
+// ErrNoResultsLine: a log without the line of an experiment's results.
+var ErrNoResultsLine = errors.New(`no results line ({"kind":"results",...})`)
+
 // ReadResultsLog reads the results of a loadlab experiment --json-lines
 // log: its last {"kind":"results",…} line. Other lines (the runner's
 // progress on stderr, interleaved in a pod's log) are skipped.
@@ -195,7 +198,7 @@ func ReadResultsLog(path string) (*Results, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if last == nil {
-		return nil, fmt.Errorf("%s: no results line ({\"kind\":\"results\",...}): is it an experiment's JSON-lines log, and did the experiment end?", path)
+		return nil, fmt.Errorf("%s: %w: is it an experiment's JSON-lines log, and did the experiment end?", path, ErrNoResultsLine)
 	}
 	var line struct {
 		Results *Results `json:"results"`
