@@ -197,13 +197,7 @@ var errNotSent = errors.New("request not sent")
 // within the call's context. An error before the request was written wraps
 // errNotSent.
 func (r *runner) call(dep *pipeline.Dependency, path string, body []byte, headers map[string]string) budgets.Call {
-	base := dep.BaseURL
-	if base == "" {
-		base = r.cfg.Target
-	}
-	if u, ok := r.cfg.CallURLs[dep.Name]; ok {
-		base = u
-	}
+	base := r.cfg.callBase(*dep)
 	sent := r.sent[dep.Name]
 	return func(ctx context.Context) (int, error) {
 		var wrote atomic.Bool

@@ -36,6 +36,9 @@ const (
 	LabRetryAttempts = 3
 	labRetryBase     = 25 * time.Millisecond
 	labRetryMax      = time.Second
+	// DefaultRetryBudgetTTL is how long a first attempt's deposit lasts in
+	// a retry budget given no TTL (lab time).
+	DefaultRetryBudgetTTL = 10 * time.Second
 )
 
 // LabRetries returns the lab's retry policy, with the lab's retry budget
@@ -43,7 +46,7 @@ const (
 func LabRetries(budgeted bool) *Retries {
 	r := &Retries{RetryPolicy: budgets.RetryPolicy{Attempts: LabRetryAttempts, BaseBackoff: labRetryBase, MaxBackoff: labRetryMax}}
 	if budgeted {
-		r.Budget = &budgets.RetryBudgetConfig{Ratio: 0.2, MinPerSecond: 2, TTL: 10 * time.Second}
+		r.Budget = &budgets.RetryBudgetConfig{Ratio: 0.2, MinPerSecond: 2, TTL: DefaultRetryBudgetTTL}
 	}
 	return r
 }

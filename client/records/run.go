@@ -88,7 +88,8 @@ type Config struct {
 	// TimeScale multiplies every client-side duration (1: real time); give
 	// the mock service the same factor.
 	TimeScale float64
-	// RunID prefixes record ids so that runs do not collide in the store.
+	// RunID prefixes record ids so that runs do not collide in the store;
+	// empty: the run's start time (e.g. 20261202T041500.123-).
 	RunID string
 	// Registerer receives the run's budget metrics (nil: none).
 	Registerer prometheus.Registerer
@@ -193,6 +194,28 @@ func (c Config) strategyError(err error) error {
 	return field.Within("strategy", err)
 }
 
+// CallBases is where each dependency of the run's pipeline is sent its
+// calls, by name: its CallURLs entry, else its own base_url, else Target
+// (a fault proxy goes in front of it).
+func (c Config) CallBases() map[string]string {
+	out := map[string]string{}
+	for _, d := range c.PipelineOrLab().Dependencies {
+		out[d.Name] = c.callBase(d)
+	}
+	return out
+}
+
+// callBase is the base URL of dep's calls.
+func (c Config) callBase(dep pipeline.Dependency) string {
+	if u, ok := c.CallURLs[dep.Name]; ok {
+		return u
+	}
+	if dep.BaseURL != "" {
+		return dep.BaseURL
+	}
+	return c.Target
+}
+
 // PipelineOrLab is the run's pipeline: the lab's unless one was given.
 func (c Config) PipelineOrLab() *pipeline.Pipeline {
 	if c.Pipeline == nil {
@@ -252,6 +275,9 @@ var (
 // reset, at cfg.StartAt when given.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg = cfg.timeBound()
+	if cfg.RunID == "" {
+		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
+	}
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}

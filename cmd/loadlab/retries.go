@@ -68,7 +68,7 @@ func setRetryBudget(text string, o *records.RetryOverrides) error {
 	if len(parts) < 2 || len(parts) > 3 {
 		return fmt.Errorf("%q is not RATIO:MIN_PER_SECOND[:TTL] or off", text)
 	}
-	b := budgets.RetryBudgetConfig{TTL: 10 * time.Second}
+	b := budgets.RetryBudgetConfig{TTL: records.DefaultRetryBudgetTTL}
 	var err error
 	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil {
 		return fmt.Errorf("ratio: %q is not a number", parts[0])

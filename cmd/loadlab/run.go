@@ -179,9 +179,6 @@ func (o *runOptions) config() (records.Config, error) {
 	if err := o.timeFlags(&cfg); err != nil {
 		return cfg, err
 	}
-	if cfg.RunID == "" {
-		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
-	}
 	if err := cfg.Validate(); err != nil { // before the fault proxies start
 		return cfg, usageErr("%v", runFlags.Rename(err))
 	}
@@ -276,23 +273,13 @@ func parsePairs(flagName, text string, set func(name string, v float64) error) e
 }
 
 // startFaults starts a fault proxy in front of every dependency of the
-// run's pipeline, with the file's faults.
+// run's pipeline (where its calls would go), with the file's faults.
 func startFaults(file string, cfg records.Config) (*faults.Proxies, error) {
 	fs, err := faults.Load(file)
 	if err != nil {
 		return nil, err
 	}
-	up := map[string]string{}
-	for _, d := range cfg.PipelineOrLab().Dependencies {
-		up[d.Name] = d.BaseURL
-		if d.BaseURL == "" {
-			up[d.Name] = cfg.Target
-		}
-		if u, ok := cfg.CallURLs[d.Name]; ok { // --call-url: the proxy goes in front of it
-			up[d.Name] = u
-		}
-	}
-	return faults.Start(up, fs)
+	return faults.Start(cfg.CallBases(), fs)
 }
 
 // timeFlags reads --phases, --start-at and --call-url into cfg: phases
