@@ -89,9 +89,10 @@ func top(pkg string) string {
 	return first
 }
 
-// No package imports a folder above its own; nothing outside mockservice/
-// and cmd/ imports the server, in code or tests; the pure packages import
-// nothing of ours but each other; nothing imports cmd/.
+// No package, nor its tests, imports a folder above its own; nothing
+// outside mockservice/ and cmd/ imports the server, in code or tests; the
+// pure packages import nothing of ours but each other; nothing imports
+// cmd/.
 func TestLayoutRules(t *testing.T) {
 	pkgs := ours(t)
 	if len(pkgs) < 10 {
@@ -106,10 +107,12 @@ func TestLayoutRules(t *testing.T) {
 			t.Errorf("%s: not in a top-level folder of the layout (%v)", p.ImportPath, rank)
 			continue
 		}
-		for _, imp := range p.Imports {
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
 			if rank[top(imp)] > r {
-				t.Errorf("%s imports %s: a folder above its own", p.ImportPath, imp)
+				t.Errorf("%s (or its tests) imports %s: a folder above its own", p.ImportPath, imp)
 			}
+		}
+		for _, imp := range p.Imports {
 			if top(imp) == "cmd" {
 				t.Errorf("%s imports %s: nothing imports a command", p.ImportPath, imp)
 			}

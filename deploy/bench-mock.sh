@@ -26,7 +26,7 @@
 # server's CPU in µs per request (user+sys from /proc, over the measured
 # seconds), answers that were not 2xx and socket errors; then, per round,
 # the ratios mock/bare and mock/bare-timeouts of requests/s, and the median
-# ratios over rounds. The goal (issue 12): mock/bare ≥ 0.9.
+# ratios over rounds. The goal: mock/bare ≥ 0.9.
 #
 # What is missing is installed first, and said: wrk with apt-get (after
 # apt-get update; needs root). Go itself must be there.

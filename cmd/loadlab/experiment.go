@@ -199,7 +199,8 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		return nil, err
 	}
 	defer mock.stop()
-	cfg := runner.Config{Spec: pe.Spec, Hypotheses: pe.Hypotheses, Lock: pe.Lock, Binary: bin, Target: mock.url,
+	cfg := runner.Config{Spec: pe.Spec, Hypotheses: pe.Hypotheses, Lock: pe.Lock, ExperimentFile: o.file, HypothesesFile: o.hypotheses,
+		Binary: bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
 		Mocks: inProcessMocks{}, Restarter: mock.restarter}
 	progress := runner.Progresses{newProgressPrinter(os.Stderr)}
@@ -222,9 +223,6 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 	case o.calibration.Only:
 		return res, printCalibration(stdout, res.Calibration)
 	}
-	res.ExperimentFile, res.HypothesesFile, res.Lock = o.file, o.hypotheses, pe.Lock
-	res.ExperimentSHA256, _ = design.FileSHA256(o.file)
-	res.HypothesesSHA256 = pe.Lock.SHA256
 	return res, nil
 }
 

@@ -62,7 +62,7 @@ var Metrics = []string{
 	"complete", "write_rejected", "failed", "write_unknown", "permit_timeouts", "rate_timeouts", "call_timeouts", "errors",
 	"gomaxprocs", "num_cpu", "cpu_quota", "records_in_flight", "peak_records_in_flight", "stored_writes",
 	"acknowledged_writes_lost",
-	// Retries (C6, C2-retries; every run since issue 17): requests the
+	// Retries (C6, C2-retries; every run whose client counts attempts): requests the
 	// server saw per first attempt, retries made and denied by the budget.
 	"records_amplification", "enrichment_amplification", "records_retries", "enrichment_retries",
 	"records_retries_denied", "enrichment_retries_denied",

@@ -106,12 +106,24 @@ func TestAdvisedFromAFile(t *testing.T) {
 	if a := res.Advised["slow-write"]; a == nil || a.From != file || a.Strategy.Permits["records"] != 3 {
 		t.Fatalf("advised %+v", a)
 	}
-	for _, run := range res.Runs {
-		if !run.Valid() {
-			t.Fatalf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
+	// The same runner runs again from nothing of the first run's: the
+	// advised strategy's file, written per run and removed after it, is
+	// written again.
+	again, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range []*judge.Results{res, again} {
+		if len(res.Runs) != 6 {
+			t.Fatalf("run %d of the runner: %d runs, want 6", i+1, len(res.Runs))
 		}
-		if run.Cell.Strategy == design.Advised && (run.Client.RecordsInFlight != 8 || run.Metrics["peak_concurrent_writes"] > 3) {
-			t.Errorf("advised run %d: %d in flight, peak writes %v", run.Run, run.Client.RecordsInFlight, run.Metrics["peak_concurrent_writes"])
+		for _, run := range res.Runs {
+			if !run.Valid() {
+				t.Fatalf("run %d of the runner, %s run %d: %s: %s", i+1, run.Cell, run.Run, run.Status, run.Reason)
+			}
+			if run.Cell.Strategy == design.Advised && (run.Client.RecordsInFlight != 8 || run.Metrics["peak_concurrent_writes"] > 3) {
+				t.Errorf("advised run %d: %d in flight, peak writes %v", run.Run, run.Client.RecordsInFlight, run.Metrics["peak_concurrent_writes"])
+			}
 		}
 	}
 	bad := exptest.WriteFile(t, dir, "bad.yaml", "strategy:\n  name: bad\n  records_in_flight: 8\n  permits:\n    ledger: 3\n")

@@ -32,6 +32,9 @@ type Config struct {
 	// Lock is the hypotheses' preregistration: under paired-v2 rules a run
 	// of another design is labelled exploratory.
 	Lock design.Lock
+	// ExperimentFile and HypothesesFile are the files Spec and Hypotheses
+	// were read from, which the results name with their SHA-256.
+	ExperimentFile, HypothesesFile string
 	// Binary is the loadlab executable started for every client run.
 	Binary string
 	// Target is the mock service's base URL (required). Its time scale
@@ -170,7 +173,11 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	}
 	spec := r.cfg.Spec
 	res := &judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: r.cfg.Hypotheses,
-		Environment: ReadEnvironment(), Target: r.cfg.Target, Started: time.Now().UTC(), Lock: r.cfg.Lock}
+		Environment: ReadEnvironment(), Target: r.cfg.Target, Started: time.Now().UTC(), Lock: r.cfg.Lock,
+		ExperimentFile: r.cfg.ExperimentFile, HypothesesFile: r.cfg.HypothesesFile, HypothesesSHA256: r.cfg.Lock.SHA256}
+	if r.cfg.ExperimentFile != "" {
+		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
+	}
 	ex := &execution{Runner: r, mock: mock}
 	res.Calibration = ex.calibrate(ctx)
 	if r.cfg.Calibration.Only {
