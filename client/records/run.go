@@ -216,6 +216,16 @@ func (c Config) callBase(dep pipeline.Dependency) string {
 	return c.Target
 }
 
+// resolved is c with its defaults filled in: a time-bounded run's
+// duration from its phases, the record ids' prefix from the time.
+func (c Config) resolved() Config {
+	c = c.timeBound()
+	if c.RunID == "" {
+		c.RunID = time.Now().UTC().Format("20060102T150405.000-")
+	}
+	return c
+}
+
 // PipelineOrLab is the run's pipeline: the lab's unless one was given.
 func (c Config) PipelineOrLab() *pipeline.Pipeline {
 	if c.Pipeline == nil {
@@ -274,10 +284,7 @@ var (
 // records begun. The run's clock starts after identification, profile and
 // reset, at cfg.StartAt when given.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	cfg = cfg.timeBound()
-	if cfg.RunID == "" {
-		cfg.RunID = time.Now().UTC().Format("20060102T150405.000-")
-	}
+	cfg = cfg.resolved()
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
