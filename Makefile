@@ -47,7 +47,7 @@ image: static
 # docker-compose.yml on a machine without a registry: no build, no pull.
 up: image
 	mkdir -p results
-	$(COMPOSE) up --no-build --abort-on-container-exit --exit-code-from client mock client
+	$(COMPOSE) up --no-build --abort-on-container-exit --exit-code-from client mock mock1 client
 
 down:
 	$(COMPOSE) down --volumes --remove-orphans

@@ -138,7 +138,7 @@ func TestDockerPlayedCluster(t *testing.T) {
 	runExperiment := func(instance int, cpus float64, extra ...string) string {
 		args := append([]string{"/loadlab", "experiment", "--file=/work/spec.yaml", "--hypotheses=/work/h.yaml",
 			fmt.Sprintf("--target=http://loadlab-mock:8080/i/%d", instance), "--admin-token=t", "--wait=60s",
-			"--calibration-runs=0", "--json-lines", "--out=/results/out"}, extra...)
+			"--json-lines", "--out=/results/out"}, extra...)
 		c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 			ContainerRequest: testcontainers.ContainerRequest{
 				Image:      image,

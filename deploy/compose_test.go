@@ -67,7 +67,7 @@ func TestComposeSmoke(t *testing.T) {
 		}
 		os.RemoveAll(filepath.Join(root, "results", name))
 	})
-	out, err := run("up", "--no-build", "--abort-on-container-exit", "--exit-code-from", "client", "mock", "client")
+	out, err := run("up", "--no-build", "--abort-on-container-exit", "--exit-code-from", "client", "mock", "mock1", "client")
 	if err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}

@@ -69,7 +69,7 @@ func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--target", url},
 		{"load", "--target", url + "/enrich"},
-		{"experiment", "--file", spec, "--hypotheses", hyp, "--target", url, "--out", filepath.Join(dir, "out"), "--calibration-runs", "0"},
+		{"experiment", "--file", spec, "--hypotheses", hyp, "--target", url, "--out", filepath.Join(dir, "out")},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			t.Parallel() // each waits out the same 5 s bound
@@ -208,7 +208,7 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 	spec, hyp := lockedTinyExperiment(t, dir, 9)
 	outDir := filepath.Join(dir, "out")
 	// SIGINT once the first of 18 runs has finished.
-	code, _, errb := interruptChild(t, "1/18 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir, "--calibration-runs", "0")
+	code, _, errb := interruptChild(t, "1/18 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, stderr %q; want 130", code, errb)
 	}

@@ -53,8 +53,7 @@ const experimentSynopsis = "Runs the experiment matrix: every strategy × scenar
 // errors to loadlab experiment's flags.
 var experimentFlags = field.Names{
 	"time_scale": "--time-scale", "runs": "--runs", "records": "--records",
-	"calibration.runs": "--calibration-runs", "calibration.strategies": "--calibration-strategies",
-	"calibration.max_bias": "--max-bias", "shard": "--shard",
+	"calibration.pairs": "--calibration-runs", "calibration.max_bias": "--max-bias", "shard": "--shard",
 }
 
 // experimentOptions is loadlab experiment's command line.
@@ -63,7 +62,9 @@ type experimentOptions struct {
 	overrides                                                     design.Overrides
 	wait                                                          time.Duration
 	calibration                                                   runner.Calibration
-	calibrationStrategies                                         string
+	calibrationPairs                                              int
+	maxBias                                                       float64
+	calibrationTarget                                             string
 	jsonLines                                                     bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
@@ -81,16 +82,26 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.overrides.Records, "records", 0, "override the file's records per run")
 	fs.DurationVar(&o.wait, "wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
-	fs.IntVar(&o.calibration.Runs, "calibration-runs", runner.DefaultCalibrationRuns, "rounds of the time-scale calibration: its strategies, healthy, at time scale 1 and at the experiment's,\non mock services of their own, before the matrix; 0 skips it (the report then says the bias is not measured)")
-	fs.StringVar(&o.calibrationStrategies, "calibration-strategies", strings.Join(runner.DefaultCalibrationStrategies, ","), "comma-separated strategies the calibration measures (C1, C2, C3, C4, or any --strategy of loadlab run)")
-	fs.Float64Var(&o.calibration.MaxBias, "max-bias", judge.DefaultMaxBias, "largest time-scale bias (a fraction of the rate at time scale 1) under which the experiment judges")
-	fs.BoolVar(&o.calibration.Accept, "accept-bias", false, "judge even when a time-scale bias exceeds --max-bias; the report says so")
+	fs.IntVar(&o.calibrationPairs, "calibration-runs", -1, fmt.Sprintf("override the file's calibration pairs (-1: the file's, by default %d): runs 1 to N of every cell a\n"+
+		"hypothesis on rates or durations reads are run again, right after each, at time scale 1 with the same seed, and\n"+
+		"each cell's bias is the median of its pairs' rate ratios; 0 turns the calibration off (those verdicts are then\n"+
+		"labelled uncalibrated). A value other than the locked design's makes the run exploratory", design.DefaultCalibrationPairs))
+	fs.Float64Var(&o.maxBias, "max-bias", 0, fmt.Sprintf("override the file's limit of the time-scale bias (0: the file's, by default %g), a fraction of the rate\n"+
+		"at time scale 1: a verdict on rates or durations is inconclusive when a cell it reads is beyond it, provisional when\n"+
+		"the cell's interval straddles it", design.DefaultMaxBias))
+	fs.StringVar(&o.calibrationTarget, "calibration-target", "", "base URL of a running mock service at time scale 1 for the calibration's runs (default: one in-process;\n"+
+		"give one when --target's runs somewhere else, so that both halves of a pair meet alike mock services)")
+	fs.BoolVar(&o.calibration.Accept, "accept-bias", false, "judge the verdicts whose cells' biases are beyond the limit anyway; the report says so\n"+
+		"(loadlab check --accept-bias DIR does it after the run)")
+	fs.BoolVar(&o.calibration.AcceptUncalibrated, "accept-uncalibrated", false, "make final the verdicts whose cells' biases could not be measured or did not resolve (provisional:\n"+
+		"exit 1 otherwise); the report says so")
 	fs.StringVar(&o.shard, "shard", "", "run only part i of n of the matrix (i from 0, like a Kubernetes Indexed Job's\n"+
 		"JOB_COMPLETION_INDEX): every run of every cell goes to one shard, balanced by expected duration, run k\n"+
 		"keeping its seed; the results folder is partial, saying so, until loadlab merge combines the n shards")
 	fs.BoolVar(&o.jsonLines, "json-lines", false, "print JSON lines on stdout instead of the summary: {\"kind\":\"run\",...} as each run ends,\n"+
 		"then {\"kind\":\"results\",...} with the whole results.json (loadlab merge reads such a log: kubectl logs)")
-	fs.BoolVar(&o.calibration.Only, "calibration-only", false, "run the time-scale calibration alone, print it and exit (0 within --max-bias, 1 beyond):\nwhich time scale can this machine run the experiment at?")
+	fs.BoolVar(&o.calibration.Only, "calibration-only", false, "run the calibrated cells' pairs alone, print their biases and exit (0 when every bias is within the\n"+
+		"limit, 1 otherwise): which time scale can this machine run the experiment at?")
 }
 
 // plannedExperiment is an experiment as loaded from its options, ready to
@@ -107,6 +118,12 @@ func runExperiment(args []string, stdout io.Writer) error {
 	o.bind(fs)
 	if err := parse(args); err != nil {
 		return err
+	}
+	if o.calibrationPairs >= 0 {
+		o.overrides.CalibrationPairs = &o.calibrationPairs
+	}
+	if o.maxBias != 0 {
+		o.overrides.MaxBias = &o.maxBias
 	}
 	if o.jsonLines {
 		o.lines = &jsonLineWriter{w: stdout}
@@ -132,12 +149,6 @@ func runExperiment(args []string, stdout io.Writer) error {
 // anything runs, the results folder included.
 func (o *experimentOptions) load() (plannedExperiment, error) {
 	var pe plannedExperiment
-	for _, name := range strings.Split(o.calibrationStrategies, ",") {
-		o.calibration.Strategies = append(o.calibration.Strategies, strings.TrimSpace(name))
-	}
-	if err := o.calibration.Validate(); err != nil {
-		return pe, usageErr("%v", experimentFlags.Rename(field.Within("calibration", err)))
-	}
 	exp, err := design.Load(o.file, o.hypotheses, o.overrides)
 	if err != nil {
 		return pe, usageErr("%v", experimentFlags.Rename(err))
@@ -203,6 +214,9 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		Binary: bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
 		Mocks: inProcessMocks{}, Restarter: mock.restarter}
+	if o.calibrationTarget != "" {
+		cfg.Mocks = runningMock(o.calibrationTarget)
+	}
 	progress := runner.Progresses{newProgressPrinter(os.Stderr)}
 	if o.lines != nil {
 		progress = append(progress, runLines{lines: o.lines, shard: pe.shard})
@@ -221,7 +235,7 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 	case err != nil && res == nil:
 		return nil, runnerError(err) // the mock service was unfit or did not answer: nothing ran
 	case o.calibration.Only:
-		return res, printCalibration(stdout, res.Calibration)
+		return res, printCalibration(stdout, res.TimeScaleBias)
 	}
 	return res, nil
 }
@@ -270,6 +284,14 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 	if res.Partial != "" {
 		return interrupted(fmt.Errorf("experiment: %s", res.Partial))
 	}
+	return outcome(res)
+}
+
+// outcome is how an experiment that ran to its end exits: 1 when runs
+// were not valid, when verdicts are provisional (a bias not measured or
+// unresolved), or when the calibration left nothing judged.
+func outcome(res *judge.Results) error {
+	var why []string
 	failed := 0
 	for _, run := range res.Runs {
 		if !run.Valid() {
@@ -277,7 +299,17 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs))}
+		why = append(why, fmt.Sprintf("%d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs)))
+	}
+	if n := judge.Provisional(res.Verdicts); n > 0 {
+		why = append(why, fmt.Sprintf("%d verdicts are provisional: the time-scale bias of cells they read was not measured or did not resolve "+
+			"(--accept-uncalibrated makes them final, or loadlab check --accept-uncalibrated DIR after the run)", n))
+	}
+	if n := judge.GatedByBias(res.Verdicts); n > 0 && n == len(res.Verdicts) {
+		why = append(why, "nothing could be judged: every verdict reads a cell whose time-scale bias is beyond the limit (--accept-bias, or loadlab check --accept-bias DIR)")
+	}
+	if len(why) > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
 	}
 	return nil
 }

@@ -60,6 +60,14 @@ func (inProcessMocks) StartMock(cfg config.Config) (string, func() error, error)
 	return url, stop, err
 }
 
+// runningMock is a mock service already running (--calibration-target):
+// StartMock gives its address, and stopping it stops nothing.
+type runningMock string
+
+func (m runningMock) StartMock(config.Config) (string, func() error, error) {
+	return string(m), func() error { return nil }, nil
+}
+
 // runLines prints each run as a JSON line as it ends (--json-lines).
 type runLines struct {
 	runner.NoProgress
@@ -84,12 +92,35 @@ type progressPrinter struct {
 	bar      *progressbar.ProgressBar
 }
 
-func (p *progressPrinter) Calibrated(round, rounds int) {
+// BiasMeasured says a calibrated cell's bias the moment it is measured,
+// and, beyond the limit or unresolved, what it will do and how to stop or
+// accept it.
+func (p *progressPrinter) BiasMeasured(m judge.CellBias, limit float64) {
 	if p.terminal {
-		fmt.Fprintf(p.w, "\rcalibrating the time scale: round %d of %d ", round, rounds)
-		return
+		fmt.Fprintln(p.w)
 	}
-	fmt.Fprintf(p.w, "calibrating the time scale: round %d of %d done\n", round, rounds)
+	fmt.Fprintf(p.w, "time-scale bias of %s: %s\n", m.Cell, biasLine(m, limit))
+	switch m.State {
+	case judge.BiasBeyond:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be inconclusive: stop with Ctrl-C, run again with --accept-bias,\n"+
+			"  or accept it after the run with loadlab check --accept-bias DIR\n")
+	case judge.BiasUnresolved, judge.BiasUnmeasured:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be provisional (exit 1): --accept-uncalibrated makes them final\n")
+	}
+}
+
+// biasLine is a cell's bias, its interval and its state against the limit.
+func biasLine(m judge.CellBias, limit float64) string {
+	state := map[judge.BiasState]string{judge.BiasWithin: "within", judge.BiasBeyond: "BEYOND", judge.BiasUnresolved: "UNRESOLVED against",
+		judge.BiasUnmeasured: "NOT MEASURED against"}[m.State]
+	if len(m.Ratios) == 0 {
+		return fmt.Sprintf("%s ±%.1f%% (no valid pair)", state, 100*limit)
+	}
+	iv := "no interval from one pair"
+	if m.Interval != nil {
+		iv = fmt.Sprintf("[%+.1f%%, %+.1f%%], %.2f%% coverage", 100*m.Interval.Lo, 100*m.Interval.Hi, 100*m.Interval.Coverage)
+	}
+	return fmt.Sprintf("%+.1f%% (%s; %d pairs): %s ±%.1f%%", 100*m.Bias, iv, len(m.Ratios), state, 100*limit)
 }
 
 func (p *progressPrinter) Advising(scenario, dependency string) {
@@ -142,26 +173,29 @@ func printSummary(w io.Writer, res *judge.Results) {
 	fmt.Fprint(w, md.String())
 }
 
-// printCalibration prints the calibration's table and what it means; a bias
-// beyond the limit exits 1.
-func printCalibration(w io.Writer, c *judge.Calibration) error {
-	if c.Skipped != "" {
-		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", c.Skipped)
+// printCalibration prints each calibrated cell's bias and what it means;
+// a bias that is not within the limit, or a calibration that did not
+// complete, exits 1.
+func printCalibration(w io.Writer, b *judge.Bias) error {
+	if b.Skipped != "" {
+		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", b.Skipped)
 		return nil
 	}
-	fmt.Fprintf(w, "Accepted records per lab second, healthy, %s, median (min–max) of %d runs:\n\n", c.CPU, c.Runs)
-	fmt.Fprintf(w, "%-8s  %-24s  %-24s  %s\n", "strategy", "at time scale 1", fmt.Sprintf("at time scale %g", c.TimeScale), "bias")
-	for _, s := range c.Strategies {
-		if s.Unmeasured {
-			fmt.Fprintf(w, "%-8s  not measured: %s\n", s.Strategy, strings.Join(s.Failed, "; "))
-			continue
+	fmt.Fprintf(w, "Accepted records per lab second at time scale %g ÷ at time scale 1, runs 1 to %d of each cell paired by seed:\n\n", b.TimeScale, b.Pairs)
+	bad := 0
+	for _, m := range b.Measured {
+		fmt.Fprintf(w, "  %-32s %s\n", m.Cell, biasLine(m, b.MaxBias))
+		if m.State != judge.BiasWithin {
+			bad++
 		}
-		fmt.Fprintf(w, "%-8s  %-24s  %-24s  %+.1f%%\n", s.Strategy, fmtStat(s.AtOne), fmtStat(s.AtScale), 100*s.Bias)
 	}
-	if why := c.Exceeded(); why != "" {
-		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: %s", why)}
+	switch {
+	case b.Incomplete != "":
+		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: incomplete: %s", b.Incomplete)}
+	case bad > 0:
+		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: %d of %d cells not within ±%.1f%%", bad, len(b.Measured), 100*b.MaxBias)}
 	}
-	fmt.Fprintf(w, "\nEvery bias is within %.1f%%.\n", 100*c.MaxBias)
+	fmt.Fprintf(w, "\nEvery bias is within ±%.1f%%.\n", 100*b.MaxBias)
 	return nil
 }
 

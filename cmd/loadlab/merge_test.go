@@ -46,7 +46,7 @@ func TestShardAndMergeCLI(t *testing.T) {
 	var codes [2]int
 	for i := range 2 {
 		wg.Go(func() {
-			args := []string{"experiment", "--file", spec, "--hypotheses", hyp, "--calibration-runs", "0",
+			args := []string{"experiment", "--file", spec, "--hypotheses", hyp,
 				"--shard", []string{"0/2", "1/2"}[i], "--out", filepath.Join(shards, []string{"0", "1"}[i])}
 			if i == 1 {
 				args = append(args, "--json-lines")
@@ -162,7 +162,7 @@ func TestShardBadInput(t *testing.T) {
 		{[]string{"--out", filepath.Join(file, "out")}, "--out: " + filepath.Join(file, "out") + " cannot be created"},
 	} {
 		var out, errb bytes.Buffer
-		args := append([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--calibration-runs", "0", "--out", filepath.Join(dir, "out")}, tt.extra...)
+		args := append([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--out", filepath.Join(dir, "out")}, tt.extra...)
 		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, %q; want 2 saying %q", tt.extra, code, errb.String(), tt.want)
 		}

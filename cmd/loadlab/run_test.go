@@ -150,12 +150,21 @@ func TestExperimentRefusesAnEditedHypothesesFile(t *testing.T) {
 	}
 }
 
-func TestExperimentBadCalibrationStrategy(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses.yaml",
-		"--calibration-strategies", "C2,C9"}, &out, &errb)
-	if code != 2 || !strings.Contains(errb.String(), `--calibration-strategies: unknown strategy "C9"`) {
-		t.Errorf("exit %d, stderr %q; want 2 naming C9", code, errb.String())
+// Calibration overrides the design cannot take are refused naming the
+// flag, before anything runs.
+func TestExperimentBadCalibration(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--calibration-runs", "9"}, "--calibration-runs: 9 must be in [0, the runs 5]"},
+		{[]string{"--max-bias", "-0.1"}, "--max-bias: -0.1 must be > 0"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses.yaml"}, c.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
 	}
 }
 

@@ -53,7 +53,16 @@ const (
 	// valid; a comparison is judged on the per-run ratios (or differences)
 	// of runs paired by their number, which share the mock service's seed.
 	RulesPairedV2 Rules = "paired-v2"
+	// RulesPairedV3: paired-v2's, with the median's distribution-free
+	// order-statistic interval (coverage stated) in place of the
+	// bootstrap, and the time-scale calibration gating, cell by cell,
+	// only the verdicts whose metrics a time scale can bias.
+	RulesPairedV3 Rules = "paired-v3"
 )
+
+// Paired says whether the rules judge comparisons on runs paired by
+// their number.
+func (r Rules) Paired() bool { return r == RulesPairedV2 || r == RulesPairedV3 }
 
 // Metrics every run records; hypotheses may name any of them.
 var Metrics = []string{
@@ -168,7 +177,7 @@ type Hypothesis struct {
 	Op                Op            `yaml:"op" json:"op"`
 	Threshold         Threshold     `yaml:"threshold" json:"threshold"`
 	// Rules are the judging rules of the file the hypothesis came from
-	// (RulesRangeV1 or RulesPairedV2).
+	// (RulesRangeV1, RulesPairedV2 or RulesPairedV3).
 	Rules Rules `yaml:"-" json:"rules,omitempty"`
 }
 
@@ -199,8 +208,8 @@ func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
 	if len(f.Hypotheses) == 0 {
 		return nil, &FileError{File: path, Field: "hypotheses", Err: errors.New("none found")}
 	}
-	if f.Rules != RulesRangeV1 && f.Rules != RulesPairedV2 {
-		return nil, failf(at("rules"), "%q is not %q (or absent, for the first rules)", f.Rules, RulesPairedV2).located(path, root)
+	if f.Rules != RulesRangeV1 && !f.Rules.Paired() {
+		return nil, failf(at("rules"), "%q is not %q or %q (or absent, for the first rules)", f.Rules, RulesPairedV3, RulesPairedV2).located(path, root)
 	}
 	cells := spec.Cells()
 	ids := map[string]bool{}

@@ -12,6 +12,9 @@ type Overrides struct {
 	TimeScale float64
 	Runs      int
 	Records   int
+	// CalibrationPairs and MaxBias, when set, replace the calibration's.
+	CalibrationPairs *int
+	MaxBias          *float64
 }
 
 // With is the spec with o applied, validated: an error names the field.
@@ -24,6 +27,16 @@ func (s Spec) With(o Overrides) (Spec, error) {
 	}
 	if o.Records != 0 {
 		s.Records = o.Records
+	}
+	if o.CalibrationPairs != nil || o.MaxBias != nil {
+		cal := s.CalibrationOf()
+		if o.CalibrationPairs != nil {
+			cal.Pairs = *o.CalibrationPairs
+		}
+		if o.MaxBias != nil {
+			cal.MaxBias = *o.MaxBias
+		}
+		s.Calibration = &cal
 	}
 	return s, s.Validate()
 }

@@ -41,11 +41,16 @@ type Design struct {
 	// when it was locked.
 	Duration time.Duration             `json:"duration,omitempty"`
 	Phased   map[string]PhasedScenario `json:"phased,omitempty"`
+	// Batches and Calibration: the cells' records per run, and how the
+	// time-scale bias is measured, when the experiment file says.
+	Batches     []Batch          `json:"batches,omitempty"`
+	Calibration *CalibrationSpec `json:"calibration,omitempty"`
 }
 
 // DesignOf is spec's design.
 func DesignOf(spec Spec) Design {
-	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise, Duration: spec.Duration}
+	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise, Duration: spec.Duration,
+		Batches: spec.Batches, Calibration: spec.Calibration}
 	for _, c := range spec.Cells() {
 		d.Cells = append(d.Cells, c.String())
 	}
@@ -64,7 +69,7 @@ func DesignOf(spec Spec) Design {
 // "" when it does not. Under the first judging rules, which locked no
 // design, nothing is exploratory.
 func Exploratory(l Lock, spec Spec, rules Rules) string {
-	if rules != RulesPairedV2 {
+	if !rules.Paired() {
 		return ""
 	}
 	if l.Design == nil {
@@ -96,6 +101,12 @@ func Exploratory(l Lock, spec Spec, rules Rules) string {
 	// Compared as JSON: what results.json keeps of them.
 	if a, b := jsonOf(got.Phased), jsonOf(want.Phased); a != b {
 		diff = append(diff, "the phased scenarios differ from the locked ones")
+	}
+	if a, b := jsonOf(got.Batches), jsonOf(want.Batches); a != b {
+		diff = append(diff, "the batches (records per cell) differ from the locked ones")
+	}
+	if a, b := jsonOf(got.Calibration), jsonOf(want.Calibration); a != b {
+		diff = append(diff, "the calibration section differs from the locked one")
 	}
 	if len(diff) == 0 {
 		return ""

@@ -46,6 +46,14 @@ type Spec struct {
 	// runner probes each dependency of the lab's pipeline under each
 	// scenario's profile and advises a strategy per scenario.
 	Advise *AdviseSpec `yaml:"advise,omitempty" json:"advise,omitempty"`
+	// Batches give cells other records per run than Records: the first
+	// batch whose lists all match a cell (as Exclude's do) gives its
+	// records.
+	Batches []Batch `yaml:"batches,omitempty" json:"batches,omitempty"`
+	// Calibration is how the time-scale bias of what is judged is
+	// measured (nil: Pairs DefaultCalibrationPairs, MaxBias
+	// DefaultMaxBias, every cell a time-biased hypothesis reads).
+	Calibration *CalibrationSpec `yaml:"calibration,omitempty" json:"calibration,omitempty"`
 }
 
 // Advised is the strategy name whose cells run what loadlab advise gives

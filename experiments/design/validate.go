@@ -100,7 +100,7 @@ func (s Spec) Validate() error {
 // validate finds the spec's first problem.
 func (s Spec) validate() *problem {
 	for _, check := range []func() *problem{s.validateRun, s.validateStrategies, s.validateAdvise,
-		s.validatePhasedScenarios, s.validateScenarios, s.validateCPUs, s.validateExclude} {
+		s.validatePhasedScenarios, s.validateScenarios, s.validateCPUs, s.validateExclude, s.validateBatches, s.validateCalibration} {
 		if p := check(); p != nil {
 			return p
 		}
@@ -260,16 +260,8 @@ func (s Spec) validateCPUs() *problem {
 // strategies, scenarios and CPU settings.
 func (s Spec) validateExclude() *problem {
 	for i, e := range s.Exclude {
-		for _, check := range []struct {
-			key   string
-			vals  []string
-			known []string
-		}{{"strategies", e.Strategies, s.Strategies}, {"scenarios", e.Scenarios, s.Scenarios}, {"cpus", e.CPUs, names(s.CPUs)}} {
-			for j, v := range check.vals {
-				if !slices.Contains(check.known, v) {
-					return failf(at("exclude", i, check.key, j), "%q is not in the experiment's %s", v, check.key)
-				}
-			}
+		if p := s.validateLists(at("exclude", i), e.Strategies, e.Scenarios, e.CPUs); p != nil {
+			return p
 		}
 	}
 	return nil

@@ -59,6 +59,20 @@ const TinyHypotheses = `hypotheses:
     threshold: 6
 `
 
+// TinyRateHypotheses are TinyHypotheses and a claim on rates, which the
+// time-scale calibration gates: C4's accepted records per lab second are
+// at least a hundredth of C2's under slow writes.
+const TinyRateHypotheses = TinyHypotheses + `  - id: T3
+    claim: C4 accepts at least a hundredth of C2's records per second under slow writes.
+    source: test
+    metric: accepted_per_second
+    cell: {strategy: C4, scenario: slow-write, cpu: cpus-1}
+    versus: {strategy: C2, scenario: slow-write, cpu: cpus-1}
+    compare: ratio
+    op: ">="
+    threshold: 0.01
+`
+
 // AdvisedSpec is an experiment with the strategy "advised" and its probes.
 const AdvisedSpec = `name: advised
 records: 30

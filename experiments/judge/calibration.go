@@ -7,10 +7,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 )
 
-// DefaultMaxBias is the largest time-scale bias, as a fraction of the
-// accepted rate at time scale 1, under which an experiment judges.
-const DefaultMaxBias = 0.02
-
 // Calibration is the measured bias of an experiment's time scale: how much
 // the accepted rate per lab second of a healthy run at the experiment's
 // time scale differs from the same run at time scale 1, where a fixed
@@ -20,8 +16,10 @@ type Calibration struct {
 	Runs      int     `json:"runs"`
 	MaxBias   float64 `json:"max_bias"`
 	CPU       string  `json:"cpu"`
-	// Accepted: the user accepted a bias beyond MaxBias (--accept-bias).
+	// Accepted: the user accepted a bias beyond MaxBias (--accept-bias);
+	// AcceptedBy says when it was accepted after the run (loadlab check).
 	Accepted   bool           `json:"accepted"`
+	AcceptedBy string         `json:"accepted_by,omitempty"`
 	Strategies []StrategyBias `json:"strategies"`
 	// Skipped says why the bias was not measured, when it was not.
 	Skipped string `json:"skipped,omitempty"`
@@ -95,7 +93,13 @@ func Rejudge(r *Results) []Verdict {
 	if len(r.Hypotheses) > 0 {
 		rules = r.Hypotheses[0].Rules
 	}
-	return label(gate(Verdicts(r.Hypotheses, r.Runs, r.Experiment.Runs), r.Calibration), design.Exploratory(r.Lock, r.Experiment, rules))
+	vs := Verdicts(r.Hypotheses, r.Runs, r.Experiment.Runs)
+	if r.TimeScaleBias != nil {
+		vs = gateByCell(vs, r.Hypotheses, r.TimeScaleBias)
+	} else {
+		vs = gate(vs, r.Calibration)
+	}
+	return label(vs, design.Exploratory(r.Lock, r.Experiment, rules))
 }
 
 // label marks every verdict exploratory with the reason why (none when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -38,35 +39,9 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 		vs := Rejudge(r)
 		return vs, compareVerdicts(vs, r.Verdicts)
 	}
-	runs := make([]RunRecord, len(r.Runs))
-	for i, stored := range r.Runs {
-		run := stored
-		name := fmt.Sprintf("run %d of %s", stored.Run, stored.Cell)
-		if want := plan.RunSeed(r.Experiment, stored.Run); stored.Seed != want {
-			return nil, fmt.Errorf("%s: seed %d, the experiment's rule gives %d", name, stored.Seed, want)
-		}
-		switch {
-		case stored.Client == nil && stored.Server == nil && stored.Status == RunFailed:
-			// The child failed before it produced a result: nothing to
-			// recompute, the reason is the observation.
-		case stored.Client == nil || stored.Server == nil || stored.QuietBefore == nil || stored.QuietAfter == nil || stored.Unknown == nil:
-			return nil, fmt.Errorf("%w: %s (%s) lacks its client result, server stats, waits for quiet or resolved writes", ErrNoRawData, name, stored.Status)
-		default:
-			// Everything the status rests on is raw data of the run.
-			run.Status, run.Reason = RunValid, ""
-			run.Faulted = r.Experiment.Faulted(stored.Cell.Scenario) // from the design, not the stored flag
-			run.Metrics, run.Reconciliation = nil, nil
-			Derive(&run, r.Experiment.TimeScale)
-			if err := compare(name, []any{
-				"status", run.Status, stored.Status,
-				"reason", run.Reason, stored.Reason,
-				"metrics", run.Metrics, stored.Metrics,
-				"reconciliation", run.Reconciliation, stored.Reconciliation,
-			}); err != nil {
-				return nil, err
-			}
-		}
-		runs[i] = run
+	runs, err := recheckRuns(r.Runs, r.Experiment, r.Experiment.TimeScale, "")
+	if err != nil {
+		return nil, err
 	}
 	cells := Summaries(r.Experiment, runs, mockCfg, r.Advised)
 	if len(cells) != len(r.Cells) {
@@ -79,8 +54,79 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 	}
 	again := *r
 	again.Runs = runs
+	if b := r.TimeScaleBias; b != nil {
+		recomputed, err := recheckBias(b, r.Experiment, r.Hypotheses, runs)
+		if err != nil {
+			return nil, err
+		}
+		again.TimeScaleBias = recomputed
+	}
 	vs := Rejudge(&again)
 	return vs, compareVerdicts(vs, r.Verdicts)
+}
+
+// recheckRuns recomputes stored runs of an experiment at time scale
+// scale from their raw data: each run's seed against the experiment's
+// rule, and its metrics, reconciliation and status. what names the runs
+// in errors ("twin " for the calibration's). A run with neither a result
+// nor a failure is ErrNoRawData.
+func recheckRuns(stored []RunRecord, spec design.Spec, scale float64, what string) ([]RunRecord, error) {
+	runs := make([]RunRecord, len(stored))
+	for i, s := range stored {
+		run := s
+		name := fmt.Sprintf("%srun %d of %s", what, s.Run, s.Cell)
+		if want := plan.RunSeed(spec, s.Run); s.Seed != want {
+			return nil, fmt.Errorf("%s: seed %d, the experiment's rule gives %d", name, s.Seed, want)
+		}
+		switch {
+		case s.Client == nil && s.Server == nil && s.Status == RunFailed:
+			// The child failed before it produced a result: nothing to
+			// recompute, the reason is the observation.
+		case s.Client == nil || s.Server == nil || s.QuietBefore == nil || s.QuietAfter == nil || s.Unknown == nil:
+			return nil, fmt.Errorf("%w: %s (%s) lacks its client result, server stats, waits for quiet or resolved writes", ErrNoRawData, name, s.Status)
+		default:
+			// Everything the status rests on is raw data of the run.
+			run.Status, run.Reason = RunValid, ""
+			run.Faulted = spec.Faulted(s.Cell.Scenario) // from the design, not the stored flag
+			run.Metrics, run.Reconciliation = nil, nil
+			Derive(&run, scale)
+			if err := compare(name, []any{
+				"status", run.Status, s.Status,
+				"reason", run.Reason, s.Reason,
+				"metrics", run.Metrics, s.Metrics,
+				"reconciliation", run.Reconciliation, s.Reconciliation,
+			}); err != nil {
+				return nil, err
+			}
+		}
+		runs[i] = run
+	}
+	return runs, nil
+}
+
+// recheckBias recomputes the calibration from the design, its twins (at
+// time scale 1) and the matrix's runs: its plan (pairs, limit, cells),
+// each twin, each cell's bias; an edited figure is a difference.
+func recheckBias(b *Bias, spec design.Spec, hs []design.Hypothesis, runs []RunRecord) (*Bias, error) {
+	plan := spec.CalibrationOf()
+	if b.Skipped == "" {
+		if err := compare("the time-scale calibration", []any{
+			"pairs", plan.Pairs, b.Pairs, "max_bias", plan.MaxBias, b.MaxBias,
+			"cells", design.CalibratedCells(spec, hs), b.Cells}); err != nil {
+			return nil, err
+		}
+	}
+	twins, err := recheckRuns(b.Twins, spec, 1, "twin ")
+	if err != nil {
+		return nil, err
+	}
+	again := *b
+	again.Twins = twins
+	again.Measured = MeasureBias(&again, runs)
+	if err := compare("the time-scale calibration", []any{"biases", again.Measured, b.Measured}); err != nil {
+		return nil, err
+	}
+	return &again, nil
 }
 
 // compareVerdicts matches verdicts by hypothesis id.

@@ -34,12 +34,19 @@ type Verdict struct {
 	// hypotheses were preregistered with: the verdict is computed but is
 	// not a finding.
 	Exploratory string `json:"exploratory,omitempty"`
+	// Calibration labels a verdict whose metric a time scale can bias by
+	// what the calibration said of the cells it reads: "" (within the
+	// limit, or nothing to calibrate), LabelUncalibrated,
+	// LabelProvisional, LabelBeyond, LabelBiasAccepted or
+	// LabelUncalibratedAccepted.
+	Calibration CalibrationLabel `json:"calibration,omitempty"`
 }
 
 // CellVerdict is the judgement in one cell: the value's median and range
-// (under paired-v2 with a versus cell, of the paired per-run ratios or
-// differences), and a 95% bootstrap interval of the median (information,
-// not the verdict rule).
+// (under paired rules with a versus cell, of the paired per-run ratios or
+// differences), and an interval of the median (information, not the
+// verdict rule): paired-v2's 95% bootstrap, paired-v3's order-statistic
+// interval with its coverage.
 type CellVerdict struct {
 	Cell      design.Cell `json:"cell"`
 	Median    float64     `json:"median"`
@@ -47,8 +54,11 @@ type CellVerdict struct {
 	Max       float64     `json:"max"`
 	Runs      int         `json:"runs"`
 	Bootstrap *Bootstrap  `json:"bootstrap,omitempty"`
-	Verdict   Decision    `json:"verdict"`
-	Note      string      `json:"note,omitempty"`
+	// Interval (paired-v3 rules) is the median's distribution-free
+	// order-statistic interval, with its coverage.
+	Interval *Interval `json:"interval,omitempty"`
+	Verdict  Decision  `json:"verdict"`
+	Note     string    `json:"note,omitempty"`
 }
 
 // Verdicts decides every hypothesis from the runs; want is the runs per
@@ -60,13 +70,13 @@ func Verdicts(hs []design.Hypothesis, runs []RunRecord, want int) []Verdict {
 	for _, h := range hs {
 		v := Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold, Rules: h.Rules}
 		for _, c := range h.AllCells() {
-			if h.Rules == design.RulesPairedV2 {
+			if h.Rules.Paired() {
 				v.Cells = append(v.Cells, judgePaired(h, c, runs, want))
 				continue
 			}
 			v.Cells = append(v.Cells, judgeCell(h, c, runs))
 		}
-		if h.Rules == design.RulesPairedV2 {
+		if h.Rules.Paired() {
 			v.ValidRuns = map[string]int{}
 			for _, c := range append(h.AllCells(), h.VersusCells()...) {
 				v.ValidRuns[c.String()] = validRuns(runs, c)

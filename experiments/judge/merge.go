@@ -82,6 +82,7 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		}
 	}
 	merged.Calibration = gatingCalibration(byIndex)
+	merged.TimeScaleBias = mergedBias(byIndex, merged.Runs)
 	order := map[plan.Unit]int{}
 	for i, u := range plan.Units(spec) {
 		order[u] = i
@@ -201,6 +202,32 @@ func gatingCalibration(shards []Part) *Calibration {
 		}
 	}
 	return cal
+}
+
+// mergedBias is the shards' cell-by-cell calibrations as one: the same
+// plan, every shard's twins, the biases measured again over all the runs,
+// incomplete when any shard's was (nil for shards that kept none).
+func mergedBias(shards []Part, runs []RunRecord) *Bias {
+	first := shards[0].Results.TimeScaleBias
+	if first == nil {
+		return nil
+	}
+	b := *first
+	b.Twins, b.Incomplete = nil, ""
+	var incomplete []string
+	for _, p := range shards {
+		sb := p.Results.TimeScaleBias
+		if sb == nil {
+			continue
+		}
+		b.Twins = append(b.Twins, sb.Twins...)
+		if sb.Incomplete != "" {
+			incomplete = append(incomplete, fmt.Sprintf("shard %s: %s", p.Results.Shard.Shard, sb.Incomplete))
+		}
+	}
+	b.Incomplete = strings.Join(incomplete, "; ")
+	b.Measured = MeasureBias(&b, runs)
+	return &b
 }
 
 // calibrationDifference names how two shards' calibrations were taken

@@ -123,7 +123,11 @@ func judgePaired(h design.Hypothesis, c design.Cell, runs []RunRecord, want int)
 	}
 	st := Summarize(vals)
 	cv.Median, cv.Min, cv.Max = st.Median, st.Min, st.Max
-	cv.Bootstrap = bootstrapMedian(vals, h.ID+" "+c.String())
+	if h.Rules == design.RulesPairedV3 {
+		cv.Interval = MedianInterval(vals)
+	} else {
+		cv.Bootstrap = bootstrapMedian(vals, h.ID+" "+c.String())
+	}
 	cv.Verdict = decide(h.Op, h.Threshold, st.Min, st.Max)
 	return cv
 }

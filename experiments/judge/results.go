@@ -112,6 +112,10 @@ type Results struct {
 	// Calibration is the measured time-scale bias; when it exceeds its
 	// limit, unaccepted, every verdict is inconclusive.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// TimeScaleBias is the calibration cell by cell of results written
+	// since it replaced Calibration: it gates each time-biased verdict by
+	// the cells it reads.
+	TimeScaleBias *Bias `json:"time_scale_bias,omitempty"`
 	// Advised is, per scenario, the strategy "advised" and the probes and
 	// advice it came from.
 	Advised map[string]*AdvisedStrategy `json:"advised,omitempty"`

@@ -97,12 +97,13 @@ func ExpectedLabSeconds(s design.Spec, mockCfg config.Config, c design.Cell, adv
 	}
 	st, _ := s.Strategy(c, advised)
 	inFlight := max(st.RecordsInFlight, 1)
+	n := s.RecordsFor(c)
 	if st.RecordsInFlight == records.UnboundedInFlight {
-		inFlight = s.Records
+		inFlight = n
 	}
 	b := CellBound(mockCfg, c.Scenario, st, inFlight, s.CallTimeout)
 	if !(b.Bound > 0) {
 		return 0
 	}
-	return float64(s.Records) / b.Bound
+	return float64(n) / b.Bound
 }

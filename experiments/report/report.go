@@ -53,9 +53,14 @@ type report struct {
 	Ran     string // when, where, which commit
 	// The hypotheses file, its SHA-256 and the commit it was locked at.
 	HypothesesFile, HypothesesSHA, LockCommit string
-	// Calibration is the time-scale bias table and what became of it.
-	Calibration     table
-	CalibrationNote string
+	// Calibration is the time-scale bias table, its introduction and what
+	// became of it.
+	CalibrationIntro string
+	Calibration      table
+	CalibrationNote  string
+	// Derived is the durations of the experiment's records derived for
+	// cells that ran other batches.
+	Derived table
 	// Advised is the advised strategies per scenario, AdvisedNotes the
 	// advice's warnings.
 	Advised       table
@@ -95,6 +100,7 @@ const (
 	cellsIntro    = "Bound: Little's law from the configured profiles — the least of write workers / write time, the enrichment budget / (3 × enrichment time), records in flight / time per record; efficiency = measured median / bound."
 	verdictsIntro = "Each hypothesis was preregistered before the first run. Supported: the whole min–max range over runs satisfies the claim; refuted: none of it does; inconclusive: the range straddles the threshold. A refuted hypothesis is a finding, not a failure."
 	pairedIntro   = "Rules paired-v2: only valid runs count, and a cell with fewer valid runs than the experiment asks for is inconclusive (insufficient runs). A comparison of two cells is judged on the per-run ratios (or differences) of runs with the same number, which drew the same service times (the same seed); the 95% bootstrap interval of their median is information, not the verdict rule."
+	pairedV3Intro = "Rules paired-v3: only valid runs count, and a cell with fewer valid runs than the experiment asks for is inconclusive (insufficient runs). A comparison of two cells is judged on the per-run ratios (or differences) of runs with the same number, which drew the same service times (the same seed). The interval given with each median is distribution-free: the k-th smallest and k-th largest of n values, covering the median with the probability stated (at 5 runs [min, max], 93.75%); it is information, not the verdict rule. A verdict on rates or durations is gated by the time-scale calibration of the cells it reads (see above); labelled provisional, it is not final."
 )
 
 func newReport(r *judge.Results) report {
@@ -106,7 +112,18 @@ func newReport(r *judge.Results) report {
 	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == design.RulesPairedV2 {
 		rep.VerdictsIntro = verdictsIntro + " " + pairedIntro
 	}
-	rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
+	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == design.RulesPairedV3 {
+		rep.VerdictsIntro = verdictsIntro + " " + pairedV3Intro
+	}
+	if r.TimeScaleBias != nil {
+		rep.CalibrationIntro, rep.Calibration, rep.CalibrationNote = biasTable(r)
+	} else {
+		rep.Calibration, rep.CalibrationNote = calibrationTable(r.Calibration)
+		if len(rep.Calibration.Rows) > 0 {
+			rep.CalibrationIntro = fmt.Sprintf("Accepted records per lab second, median (minimum–maximum), %s.", rep.Calibration.Caption)
+		}
+	}
+	rep.Derived = derivedTable(r)
 	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
 	rep.Verdicts, rep.Counts, rep.Exploratory = verdictRows(r.Verdicts)
 	for _, run := range r.Runs {
@@ -222,23 +239,34 @@ func cellsTable(r *judge.Results) table {
 // differs from the preregistered design when they are exploratory.
 func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy string) {
 	found, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
+	labelled := map[judge.CalibrationLabel]int{}
 	for _, v := range vs {
 		var meas []string
 		for _, c := range v.Cells {
 			meas = append(meas, measured(v, c))
 		}
 		row := verdictRow{ID: v.ID, Verdict: string(v.Verdict), Claim: v.Claim,
-			Test: string(v.Op) + " " + v.Threshold.String(), Measured: meas, Note: v.Note}
-		if v.Exploratory != "" {
-			row.Label = "exploratory"
+			Test: string(v.Op) + " " + v.Threshold.String(), Measured: meas, Note: v.Note, Label: calibrationLabel(v)}
+		switch {
+		case v.Exploratory != "":
+			row.Label = strings.TrimSuffix("exploratory, "+row.Label, ", ")
 			exploratory[v.Verdict]++
 			exploratoryWhy = v.Exploratory
-		} else {
+		case v.Calibration == judge.LabelProvisional:
+			labelled[v.Calibration]++
+		default:
 			found[v.Verdict]++
+			labelled[v.Calibration]++
 		}
 		rows = append(rows, row)
 	}
 	counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", found[judge.Supported], found[judge.Refuted], found[judge.Inconclusive])
+	if n := labelled[judge.LabelProvisional]; n > 0 {
+		counts += fmt.Sprintf(" %d more provisional (not final: the time-scale bias of cells they read was not measured or did not resolve).", n)
+	}
+	if n := labelled[judge.LabelUncalibrated]; n > 0 {
+		counts += fmt.Sprintf(" Of the verdicts counted, %d are uncalibrated (their cells' time-scale bias is not measured by the experiment's plan).", n)
+	}
 	if exploratoryWhy != "" {
 		counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
 			exploratoryWhy, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
@@ -253,10 +281,13 @@ func measured(v judge.Verdict, c judge.CellVerdict) string {
 	if c.Runs == 0 {
 		s = c.Cell.String() + ": —"
 	}
-	if v.Rules == design.RulesPairedV2 && c.Runs > 0 {
+	if v.Rules.Paired() && c.Runs > 0 {
 		s += fmt.Sprintf(" over %d runs", c.Runs)
 		if c.Bootstrap != nil {
 			s += fmt.Sprintf(", median's 95%% bootstrap interval [%.3g, %.3g]", c.Bootstrap.Lo, c.Bootstrap.Hi)
+		}
+		if c.Interval != nil {
+			s += fmt.Sprintf(", median's order-statistic interval [%.3g, %.3g] (%.2f%% coverage)", c.Interval.Lo, c.Interval.Hi, 100*c.Interval.Coverage)
 		}
 	}
 	return s + " → " + string(c.Verdict)

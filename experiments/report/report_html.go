@@ -23,7 +23,7 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 {{end}}<p>{{.Setup}}</p>
 <p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
 <h2>Time-scale calibration</h2>
-{{if .Calibration.Rows}}<p>Accepted records per lab second, median (minimum–maximum), {{.Calibration.Caption}}.</p>
+{{if .Calibration.Rows}}<p>{{.CalibrationIntro}}</p>
 {{template "table" .Calibration}}{{end}}<p>{{.CalibrationNote}}</p>
 {{if .Advised.Rows}}<h2>Advised strategies</h2><p>{{.AdvisedIntro}}</p>
 {{template "table" .Advised}}{{range .AdvisedNotes}}<p>{{.}}</p>{{end}}{{end}}
@@ -34,6 +34,8 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 <h2>Every cell</h2>
 <p>{{.CellsIntro}}</p>
 {{template "table" .Cells}}
+{{if .Derived.Rows}}<p>{{.Derived.Caption}}</p>
+{{template "table" .Derived}}{{end}}
 {{template "phased" .}}
 {{template "adaptive" .Adaptive}}
 <h2>Verdicts</h2>

@@ -19,7 +19,7 @@ func WriteMarkdown(w io.Writer, r *judge.Results) {
 	}
 	fmt.Fprintf(w, "## Time-scale calibration\n\n")
 	if len(rep.Calibration.Rows) > 0 {
-		fmt.Fprintf(w, "Accepted records per lab second, median (minimum–maximum), %s.\n\n", rep.Calibration.Caption)
+		fmt.Fprintf(w, "%s\n\n", rep.CalibrationIntro)
 		markdownTable(w, rep.Calibration.Head, rep.Calibration.Rows)
 	}
 	fmt.Fprintf(w, "%s\n\n", rep.CalibrationNote)
@@ -31,6 +31,10 @@ func WriteMarkdown(w io.Writer, r *judge.Results) {
 	}
 	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
 	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
+	if len(rep.Derived.Rows) > 0 {
+		fmt.Fprintf(w, "%s\n\n", rep.Derived.Caption)
+		markdownTable(w, rep.Derived.Head, rep.Derived.Rows)
+	}
 	writePhasedMarkdown(w, rep)
 	writeAdaptiveMarkdown(w, r)
 	fmt.Fprintf(w, "## Verdicts\n\n%s\n\n", rep.VerdictsIntro)

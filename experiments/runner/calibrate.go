@@ -3,104 +3,113 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// DefaultCalibrationRuns is the time-scale calibration's rounds unless
-// the runner is told otherwise.
-const DefaultCalibrationRuns = 3
-
-// DefaultCalibrationStrategies are measured at time scale 1 and at the
-// experiment's unless the runner names others: the strategy that waits
-// least (C2) and the one that waits most (C4), whose biases differed most
-// when the bias was unmeasured.
-var DefaultCalibrationStrategies = []string{"C2", "C4"}
-
-// calibrate runs the calibration's strategies, healthy, on the first CPU
-// setting, alternating between a mock service at time scale 1 and one at
-// the experiment's, Runs rounds. It starts both mock services with Mocks.
-// At time scale 1 there is nothing to measure.
-func (ex *execution) calibrate(ctx context.Context) *judge.Calibration {
-	spec, how := ex.cfg.Spec, ex.cfg.Calibration
-	cal := &judge.Calibration{TimeScale: spec.TimeScale, Runs: how.Runs, MaxBias: how.MaxBias,
-		CPU: spec.CPUs[0].Name, Accepted: how.Accept}
-	if cal.MaxBias <= 0 {
-		cal.MaxBias = judge.DefaultMaxBias
-	}
+// planBias is the calibration the experiment plans: its pairs, its limit,
+// the cells its time-biased hypotheses read; skipped at time scale 1
+// (nothing to calibrate) and with no pairs (uncalibrated).
+func (r *Runner) planBias() *judge.Bias {
+	spec := r.cfg.Spec
+	cal := spec.CalibrationOf()
+	b := &judge.Bias{TimeScale: spec.TimeScale, Pairs: cal.Pairs, MaxBias: cal.MaxBias,
+		Cells:    design.CalibratedCells(spec, r.cfg.Hypotheses),
+		Accepted: r.cfg.Calibration.Accept, AcceptedUncalibrated: r.cfg.Calibration.AcceptUncalibrated}
 	switch {
 	case spec.TimeScale == 1:
-		cal.Skipped = "the experiment runs at time scale 1"
-		return cal
-	case how.Runs <= 0:
-		cal.Skipped = "calibration turned off (0 rounds): the time-scale bias is not measured"
-		return cal
-	case ex.cfg.Mocks == nil:
-		cal.Skipped = "no way to start mock services for the calibration"
-		return cal
+		b.Skipped = "the experiment runs at time scale 1: there is no time-scale bias"
+	case cal.Pairs == 0:
+		b.Skipped = "no calibration pairs: the verdicts on rates and durations are uncalibrated"
 	}
-	strategies := how.Strategies
-	if len(strategies) == 0 {
-		strategies = DefaultCalibrationStrategies
-	}
-	mocks := map[float64]api.Client{}
-	for _, scale := range []float64{1, spec.TimeScale} {
-		c := ex.cfg.MockConfig
-		c.TimeScale, c.Profile = scale, config.ProfileHealthy
-		url, stop, err := ex.cfg.Mocks.StartMock(c)
-		if err != nil {
-			cal.Skipped = fmt.Sprintf("mock service at time scale %g: %v", scale, err)
-			return cal
-		}
-		defer stop()
-		mocks[scale] = api.Client{BaseURL: url}
-	}
-	vals, failed, interrupted := ex.calibrationRounds(ctx, cal, strategies, mocks)
-	if interrupted {
-		cal.Skipped = "interrupted"
-		return cal
-	}
-	for _, st := range strategies {
-		sb := judge.StrategyBias{Strategy: st, Failed: failed[st]}
-		if a, b := vals[st][1], vals[st][spec.TimeScale]; len(a) == 0 || len(b) == 0 {
-			sb.Unmeasured = true // no NaN: results.json must still be written
-		} else {
-			sb.AtOne, sb.AtScale = judge.Summarize(a), judge.Summarize(b)
-			sb.Bias = sb.AtScale.Median/sb.AtOne.Median - 1
-		}
-		cal.Strategies = append(cal.Strategies, sb)
-	}
-	return cal
+	return b
 }
 
-// calibrationRounds runs the rounds: each strategy at time scale 1, then at
-// the experiment's. It returns the accepted rates per strategy and scale,
-// the failed runs per strategy, and whether ctx ended first.
-func (ex *execution) calibrationRounds(ctx context.Context, cal *judge.Calibration, strategies []string, mocks map[float64]api.Client) (
-	vals map[string]map[float64][]float64, failed map[string][]string, interrupted bool) {
-	vals, failed = map[string]map[float64][]float64{}, map[string][]string{}
-	for run := 1; run <= cal.Runs; run++ {
-		for _, st := range strategies {
-			if vals[st] == nil {
-				vals[st] = map[float64][]float64{}
-			}
-			for _, scale := range []float64{1, cal.TimeScale} {
-				if ctx.Err() != nil {
-					return vals, failed, true
-				}
-				cell := design.Cell{Strategy: st, Scenario: config.ProfileHealthy, CPU: cal.CPU}
-				rec := ex.runAt(ctx, mocks[scale], scale, cell, run)
-				if !rec.Valid() {
-					failed[st] = append(failed[st], fmt.Sprintf("run %d at time scale %g: %s: %s", run, scale, rec.Status, rec.Reason))
-					continue
-				}
-				vals[st][scale] = append(vals[st][scale], rec.Metrics["accepted_per_second"])
-			}
-		}
-		ex.progress.Calibrated(run, cal.Runs)
+// calibrating says whether the calibration is under way.
+func (ex *execution) calibrating() bool {
+	return ex.bias.Skipped == "" && ex.bias.Incomplete == "" && len(ex.bias.Cells) > 0
+}
+
+// startScaleOne starts the mock service at time scale 1 that the twins
+// run against; a calibration that cannot have one is incomplete.
+func (ex *execution) startScaleOne() (stop func()) {
+	if !ex.calibrating() {
+		return func() {}
 	}
-	return vals, failed, false
+	if ex.cfg.Mocks == nil {
+		ex.bias.Incomplete = "no mock service at time scale 1 could be started"
+		return func() {}
+	}
+	cfg := ex.cfg.MockConfig
+	cfg.TimeScale = 1
+	url, stopMock, err := ex.cfg.Mocks.StartMock(cfg)
+	if err != nil {
+		ex.bias.Incomplete = fmt.Sprintf("the mock service at time scale 1 did not start: %v", err)
+		return func() {}
+	}
+	one := api.Client{BaseURL: url, Token: ex.cfg.AdminToken}
+	id, err := one.DiscoverWait(context.Background(), api.PathEnrich, ex.cfg.Wait)
+	switch {
+	case err != nil:
+		ex.bias.Incomplete = fmt.Sprintf("the mock service at time scale 1 (%s): %v", url, err)
+	case id == nil:
+		ex.bias.Incomplete = fmt.Sprintf("%s is not a loadlab mock service", url)
+	case id.TimeScale != 1:
+		ex.bias.Incomplete = fmt.Sprintf("the mock service at %s runs at time scale %g, not 1", url, id.TimeScale)
+	default:
+		ex.scaleOne = one
+	}
+	return func() { _ = stopMock() }
+}
+
+// twin runs unit u again at time scale 1 when its cell is calibrated and
+// its run is one of the pairs, right after it (same seed), and, once the
+// cell's last pair has run, measures the cell's bias and reports it.
+func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []judge.RunRecord) {
+	b := ex.bias
+	if !ex.calibrating() || u.Run > b.Pairs || !slices.Contains(b.Cells, u.Cell) {
+		return
+	}
+	rec := ex.runAt(ctx, ex.scaleOne, 1, u.Cell, u.Run)
+	if ctx.Err() != nil {
+		return
+	}
+	b.Twins = append(b.Twins, rec)
+	if u.Run != b.Pairs {
+		return
+	}
+	one := *b
+	one.Cells = []design.Cell{u.Cell}
+	if m := judge.MeasureBias(&one, runs); len(m) == 1 {
+		ex.progress.BiasMeasured(m[0], b.MaxBias)
+	}
+}
+
+// finishBias measures every calibrated cell's bias over the runs; an
+// interruption leaves the calibration incomplete.
+func (ex *execution) finishBias(ctx context.Context, runs []judge.RunRecord) {
+	b := ex.bias
+	if b.Skipped != "" {
+		return
+	}
+	if ctx.Err() != nil && b.Incomplete == "" {
+		b.Incomplete = "interrupted"
+	}
+	b.Measured = judge.MeasureBias(b, runs)
+}
+
+// calibrationUnits are the calibrated cells' paired runs alone, in one
+// machine's order (--calibration-only).
+func (ex *execution) calibrationUnits() []plan.Unit {
+	var out []plan.Unit
+	for _, u := range plan.Units(ex.cfg.Spec) {
+		if u.Run <= ex.bias.Pairs && slices.Contains(ex.bias.Cells, u.Cell) {
+			out = append(out, u)
+		}
+	}
+	return out
 }

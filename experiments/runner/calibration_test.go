@@ -3,7 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
-	"math"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -16,54 +16,119 @@ import (
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
-// A calibration runs C2 and C4, healthy, at time scale 1 and at the
-// experiment's on mock services of its own, and the report shows it; the
-// verdicts are gated on it.
-func TestCalibrationMeasuresTheBias(t *testing.T) {
+// calibratedTiny is TinySpec with 2 calibration pairs and a wide limit,
+// and TinyRateHypotheses, whose T3 reads rates.
+func calibratedTiny(t *testing.T) (design.Spec, []design.Hypothesis) {
+	t.Helper()
+	dir := t.TempDir()
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.TinySpec+"calibration: {pairs: 2, max_bias: 0.5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", exptest.TinyRateHypotheses), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, hs
+}
+
+// The calibration runs the first pairs of every cell a hypothesis on rates
+// reads again at time scale 1, right after each, on one mock service of
+// its own, and measures each cell's bias with its interval; only the
+// verdict on rates is gated; check recomputes the biases from the runs at
+// time scale 1, and an edited one fails it; the report shows them.
+func TestCalibrationMeasuresTheBiasCellByCell(t *testing.T) {
 	t.Parallel() // it checks that the bias is measured and gates, not its size
 	bin := exptest.BuildLoadlab(t)
-	dir := t.TempDir()
-	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.TinySpec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", exptest.TinyHypotheses), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, hs := calibratedTiny(t)
 	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
-	started := 0
-	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg, Calibration: Calibration{Runs: 1},
+	started, measured := 0, 0
+	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg,
 		Mocks: startFunc(func(c config.Config) (string, func() error, error) {
 			started++
+			if c.TimeScale != 1 {
+				t.Errorf("calibration mock at time scale %g", c.TimeScale)
+			}
 			m := mocktest.Start(t, c)
 			return m.URL, m.Stop, nil
-		})}, nil)
+		})}, heardBias{measured: &measured})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal := res.Calibration
-	if started != 2 || cal == nil || cal.Skipped != "" || len(cal.Strategies) != 2 {
-		t.Fatalf("%d mocks started; calibration %+v", started, cal)
+	b := res.TimeScaleBias
+	if started != 1 || b == nil || b.Skipped != "" || b.Incomplete != "" || len(b.Twins) != 4 || len(b.Measured) != 2 || measured != 2 {
+		t.Fatalf("%d mocks started, %d biases heard; calibration %+v", started, measured, b)
 	}
-	for _, s := range cal.Strategies {
-		if s.AtOne.N != 1 || s.AtScale.N != 1 || math.IsNaN(s.Bias) || s.AtOne.Median <= 0 {
-			t.Errorf("%s: %+v", s.Strategy, s)
+	for _, m := range b.Measured {
+		if len(m.Ratios) != 2 || m.Interval == nil || m.Interval.Coverage != 0.5 || m.State == judge.BiasUnmeasured {
+			t.Errorf("%s: %+v", m.Cell, m)
 		}
 	}
-	why := cal.Exceeded()
 	for _, v := range res.Verdicts {
-		if gated := v.Verdict == judge.Inconclusive && strings.Contains(v.Note, "time-scale bias"); gated != (why != "") {
-			t.Errorf("%s: %s (%s) with the bias %q", v.ID, v.Verdict, v.Note, why)
+		if timed := v.ID == "T3"; !timed && v.Calibration != "" {
+			t.Errorf("%s reads no rate, and is labelled %q", v.ID, v.Calibration)
 		}
+	}
+	t.Logf("biases: %s %+.1f%%, %s %+.1f%%; T3 %s (%q)", b.Measured[0].Cell, 100*b.Measured[0].Bias, b.Measured[1].Cell, 100*b.Measured[1].Bias,
+		res.Verdicts[2].Verdict, res.Verdicts[2].Calibration)
+	if _, err := judge.Check(res, *mockCfg); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	edited := *res
+	eb := *b
+	eb.Twins = append([]judge.RunRecord(nil), b.Twins...)
+	eb.Twins[0].Metrics = map[string]float64{"accepted_per_second": 1}
+	edited.TimeScaleBias = &eb
+	if _, err := judge.Check(&edited, *mockCfg); err == nil || !strings.Contains(err.Error(), "twin run 1") {
+		t.Errorf("check of an edited run at time scale 1: %v", err)
 	}
 	var md bytes.Buffer
 	report.WriteMarkdown(&md, res)
-	if !strings.Contains(md.String(), "| C4 |") || !strings.Contains(md.String(), "## Time-scale calibration") {
+	if !strings.Contains(md.String(), "## Time-scale calibration") || !strings.Contains(md.String(), b.Measured[0].Cell.String()) {
 		t.Errorf("report lacks the calibration:\n%s", md.String())
 	}
-	t.Logf("biases: C2 %+.1f%%, C4 %+.1f%% (%s)", 100*cal.Strategies[0].Bias, 100*cal.Strategies[1].Bias, why)
 }
+
+// A calibration that cannot run (no mock service at time scale 1 starts)
+// fails closed: the verdict on rates is provisional, the others stand.
+func TestCalibrationThatCannotRunLeavesVerdictsProvisional(t *testing.T) {
+	t.Parallel() // it checks statuses, not speed
+	bin := exptest.BuildLoadlab(t)
+	spec, hs := calibratedTiny(t)
+	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
+	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg,
+		Mocks: startFunc(func(config.Config) (string, func() error, error) { return "", nil, errors.New("no port") })}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.TimeScaleBias
+	if b.Incomplete == "" || !strings.Contains(b.Incomplete, "no port") || len(b.Twins) != 0 {
+		t.Fatalf("calibration %+v", b)
+	}
+	for _, v := range res.Verdicts {
+		want := judge.CalibrationLabel("")
+		if v.ID == "T3" {
+			want = judge.LabelProvisional
+		}
+		if v.Calibration != want {
+			t.Errorf("%s: %s %q (%s); want %q", v.ID, v.Verdict, v.Calibration, v.Note, want)
+		}
+	}
+	if judge.Provisional(res.Verdicts) != 1 {
+		t.Errorf("%d provisional verdicts, want 1", judge.Provisional(res.Verdicts))
+	}
+}
+
+// heardBias counts the biases the runner reports as they are measured.
+type heardBias struct {
+	NoProgress
+	measured *int
+}
+
+func (h heardBias) BiasMeasured(judge.CellBias, float64) { *h.measured++ }

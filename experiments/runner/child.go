@@ -124,7 +124,7 @@ func (ex *execution) childArgs(mock api.Client, c design.Cell, run int, scale fl
 		strategy = []string{"--strategy-file", ex.advisedFiles[c.Scenario]}
 	}
 	args := []string{"run", "--target", ex.clientTarget(mock), strategy[0], strategy[1],
-		"--records", strconv.Itoa(spec.Records), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
+		"--records", strconv.Itoa(spec.RecordsFor(c)), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
 		"--call-timeout", spec.CallTimeout.String(), "--permit-timeout", spec.PermitTimeout.String(),
 		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
 		"--sample-interval", sampleInterval(scale).String()}

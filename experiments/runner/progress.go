@@ -10,9 +10,9 @@ import (
 // Progress hears an experiment's advance, from the runner's goroutine, one
 // call at a time. Embed NoProgress to hear only some of it.
 type Progress interface {
-	// Calibrated: round round of rounds of the time-scale calibration
-	// ended.
-	Calibrated(round, rounds int)
+	// BiasMeasured: a calibrated cell's last pair ended, and its bias is
+	// m (against the limit).
+	BiasMeasured(m judge.CellBias, limit float64)
 	// Advising: the dependency is being probed under the scenario, for
 	// the strategy "advised".
 	Advising(scenario, dependency string)
@@ -26,7 +26,7 @@ type Progress interface {
 // NoProgress hears nothing.
 type NoProgress struct{}
 
-func (NoProgress) Calibrated(int, int)                              {}
+func (NoProgress) BiasMeasured(judge.CellBias, float64)             {}
 func (NoProgress) Advising(string, string)                          {}
 func (NoProgress) RunStarting(plan.Unit, int, int, time.Duration)   {}
 func (NoProgress) RunDone(judge.RunRecord, int, int, time.Duration) {}
@@ -34,9 +34,9 @@ func (NoProgress) RunDone(judge.RunRecord, int, int, time.Duration) {}
 // Progresses tells each of its members, in order.
 type Progresses []Progress
 
-func (ps Progresses) Calibrated(round, rounds int) {
+func (ps Progresses) BiasMeasured(m judge.CellBias, limit float64) {
 	for _, p := range ps {
-		p.Calibrated(round, rounds)
+		p.BiasMeasured(m, limit)
 	}
 }
 

@@ -12,16 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
-	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
-	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Config is what an experiment runs and against what. It is a value: a
@@ -61,42 +58,24 @@ type Config struct {
 	// (plan.ShardUnits); the results say which, and are partial until
 	// merged with the others.
 	Shard *plan.Shard
-	// Mocks starts the calibration's mock services (nil: the calibration
-	// is skipped, and says why).
+	// Mocks starts the calibration's mock service at time scale 1 (nil:
+	// the calibration cannot run, and its verdicts are provisional).
 	Mocks MockStarter
 	// Restarter restarts the target's process (nil: it cannot be, and a
 	// phased scenario with a restart is refused).
 	Restarter Restarter
 }
 
-// Calibration is how the time-scale calibration runs: Runs rounds (0:
-// none) of Strategies (none: DefaultCalibrationStrategies), healthy, at
-// time scale 1 and at the experiment's, on mock services of their own.
-// When a bias exceeds MaxBias (0: judge.DefaultMaxBias) every verdict is
-// inconclusive, unless Accept. Only stops after the calibration: no
-// matrix, no verdicts.
+// Calibration is what the runner does with the time-scale calibration
+// the experiment file plans (design.CalibrationSpec): Accept judges
+// verdicts over a bias beyond the limit, AcceptUncalibrated makes final
+// the verdicts whose bias could not be measured, and Only runs the
+// calibrated cells' pairs alone, for their biases: no matrix, no
+// verdicts.
 type Calibration struct {
-	Runs       int
-	Strategies []string
-	MaxBias    float64
-	Accept     bool
-	Only       bool
-}
-
-// Validate names the calibration's first bad field.
-func (c Calibration) Validate() error {
-	switch {
-	case c.Runs < 0:
-		return field.Errorf("runs", "%d must be ≥ 0 (0: no calibration)", c.Runs)
-	case c.MaxBias < 0 || math.IsNaN(c.MaxBias) || math.IsInf(c.MaxBias, 0):
-		return field.Errorf("max_bias", "%v must be ≥ 0 (0: the default, %g)", c.MaxBias, judge.DefaultMaxBias)
-	}
-	for _, name := range c.Strategies {
-		if _, err := records.ParseStrategy(name); err != nil {
-			return field.Errorf("strategies", "%w", err)
-		}
-	}
-	return nil
+	Accept             bool
+	AcceptUncalibrated bool
+	Only               bool
 }
 
 // MockStarter serves mock services beside the experiment's target.
@@ -142,9 +121,6 @@ func New(cfg Config, p Progress) (*Runner, error) {
 	if cfg.Target == "" {
 		return nil, errors.New("experiment: no mock service target")
 	}
-	if err := cfg.Calibration.Validate(); err != nil {
-		return nil, field.Within("calibration", err)
-	}
 	if cfg.MockConfig.Profiles == nil {
 		cfg.MockConfig = config.Default()
 	}
@@ -178,9 +154,13 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	if r.cfg.ExperimentFile != "" {
 		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
 	}
-	ex := &execution{Runner: r, mock: mock}
-	res.Calibration = ex.calibrate(ctx)
+	ex := &execution{Runner: r, mock: mock, bias: r.planBias()}
+	res.TimeScaleBias = ex.bias
+	stopOne := ex.startScaleOne()
+	defer stopOne()
 	if r.cfg.Calibration.Only {
+		res.Runs = ex.runUnits(ctx, ex.calibrationUnits())
+		ex.finishBias(ctx, res.Runs)
 		res.Finished = time.Now().UTC()
 		return res, ctx.Err()
 	}
@@ -196,6 +176,7 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 		res.Shard = &plan.ShardRecord{Shard: *r.cfg.Shard, Units: units}
 	}
 	res.Runs = ex.runUnits(ctx, units)
+	ex.finishBias(ctx, res.Runs)
 	res.Finished = time.Now().UTC()
 	res.Cells = judge.Summaries(spec, res.Runs, r.cfg.MockConfig, res.Advised)
 	res.Verdicts = judge.Rejudge(res)
@@ -230,11 +211,16 @@ func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
 	return mock, nil
 }
 
-// execution is one Run's state: the mock service it runs against and the
-// advised strategies' files.
+// execution is one Run's state: the mock service it runs against, the
+// calibration's (at time scale 1) and what it measured, and the advised
+// strategies' files.
 type execution struct {
 	*Runner
 	mock api.Client
+	// bias is the calibration under way; scaleOne the mock service its
+	// twins run against (no BaseURL: none could start).
+	bias     *judge.Bias
+	scaleOne api.Client
 	// advised is the strategy "advised" per scenario; advisedFiles their
 	// strategy files for the runs' --strategy-file.
 	advised      map[string]*judge.AdvisedStrategy
@@ -258,6 +244,7 @@ func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) []judge.Ru
 		}
 		runs = append(runs, rec)
 		ex.progress.RunDone(rec, i+1, len(units), time.Since(start))
+		ex.twin(ctx, u, runs)
 	}
 	return runs
 }
