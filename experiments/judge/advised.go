@@ -23,6 +23,9 @@ type AdvisedStrategy struct {
 	// Failed says why no strategy could be advised; the scenario's
 	// advised cells then fail every run.
 	Failed string `json:"failed,omitempty"`
+	// Shortened, when set, says the probes ran shorter than the design's,
+	// and why.
+	Shortened string `json:"shortened,omitempty"`
 }
 
 // AdvisedStrategies is the strategy "advised" of each scenario that has

@@ -46,6 +46,9 @@ func advisedTable(adv map[string]*judge.AdvisedStrategy) (table, []string) {
 		for _, w := range a.Advice.Warnings {
 			notes = append(notes, sc+": "+w)
 		}
+		if a.Shortened != "" {
+			notes = append(notes, sc+": probes shortened: "+a.Shortened)
+		}
 	}
 	return t, notes
 }

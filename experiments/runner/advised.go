@@ -28,6 +28,9 @@ import (
 func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStrategy {
 	var scenarios []string
 	for _, c := range ex.cfg.Spec.Cells() {
+		if ex.cfg.Calibration.Only && !slices.Contains(ex.bias.Cells, c) {
+			continue // the calibration alone runs only its cells
+		}
 		if c.Strategy == design.Advised && !slices.Contains(scenarios, c.Scenario) {
 			scenarios = append(scenarios, c.Scenario)
 		}
@@ -51,6 +54,9 @@ func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStr
 func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.AdvisedStrategy {
 	spec, scale := ex.cfg.Spec, ex.cfg.Spec.TimeScale
 	a := &judge.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
+	if ex.exploratory() && spec.Advise.File == "" {
+		a.Shortened = fmt.Sprintf("an exploratory run: probe steps and warm-ups a %dth of the design's", exploratoryProbe)
+	}
 	fail := func(format string, args ...any) *judge.AdvisedStrategy {
 		a.Failed = fmt.Sprintf(format, args...)
 		return a
@@ -110,12 +116,31 @@ func (ex *execution) probeConfig(d pipeline.Dependency) (probe.Config, error) {
 	cfg.Target, cfg.Method, cfg.Body = ex.clientTarget(ex.mock)+path, d.Method, ps.Body
 	cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
 	cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
+	if ex.exploratory() {
+		cfg.Step, cfg.WarmUp = max(cfg.Step/exploratoryProbe, minProbeStep), cfg.WarmUp/exploratoryProbe
+	}
 	cfg.Timeout = scaled(ex.cfg.Spec.CallTimeout, scale)
 	cfg.OKStatuses, cfg.RejectStatuses = d.Success, d.Rejection
 	if ps.StopErrorRatio > 0 {
 		cfg.StopErrorRatio = ps.StopErrorRatio
 	}
 	return cfg, nil
+}
+
+// An exploratory run (not the locked design: a quick look) probes for
+// the advised strategy in a quarter of the design's steps and warm-ups,
+// at least minProbeStep each, and its results say so.
+const (
+	exploratoryProbe = 4
+	minProbeStep     = 100 * time.Millisecond
+)
+
+// exploratory says whether the run is not of the locked design.
+func (ex *execution) exploratory() bool {
+	if len(ex.cfg.Hypotheses) == 0 {
+		return false
+	}
+	return design.Exploratory(ex.cfg.Lock, ex.cfg.Spec, ex.cfg.Hypotheses[0].Rules) != ""
 }
 
 // sampleData renders a dependency's path for a probe (the lab's paths

@@ -158,18 +158,18 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	res.TimeScaleBias = ex.bias
 	stopOne := ex.startScaleOne()
 	defer stopOne()
-	if r.cfg.Calibration.Only {
-		res.Runs = ex.runUnits(ctx, ex.calibrationUnits())
-		ex.finishBias(ctx, res.Runs)
-		res.Finished = time.Now().UTC()
-		return res, ctx.Err()
-	}
 	res.Advised = ex.adviseAll(ctx)
 	cleanup, err := ex.writeAdvised(res.Advised)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
+	if r.cfg.Calibration.Only {
+		res.Runs = ex.runUnits(ctx, ex.calibrationUnits())
+		ex.finishBias(ctx, res.Runs)
+		res.Finished = time.Now().UTC()
+		return res, ctx.Err()
+	}
 	units := plan.Units(spec)
 	if r.cfg.Shard != nil {
 		units = plan.ShardUnits(spec, *r.cfg.Shard, r.cfg.MockConfig)
