@@ -92,6 +92,13 @@ func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
 // out calls now and then, and the run failed for the machine's sake.
 func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string) {
 	t.Helper()
+	return lockedTinyExperimentWith(t, dir, runs, "")
+}
+
+// lockedTinyExperimentWith is lockedTinyExperiment with more hypotheses
+// (YAML list items) after its one.
+func lockedTinyExperimentWith(t *testing.T, dir string, runs int, more string) (spec, hyp string) {
+	t.Helper()
 	spec, hyp = filepath.Join(dir, "spec.yaml"), filepath.Join(dir, "h.yaml")
 	write := func(p, s string) {
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
@@ -99,7 +106,7 @@ func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string)
 		}
 	}
 	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 20s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
-	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n")
+	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n"+more)
 	sp, err := design.LoadSpec(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -102,9 +102,12 @@ func (p *progressPrinter) BiasMeasured(m judge.CellBias, limit float64) {
 	fmt.Fprintf(p.w, "time-scale bias of %s: %s\n", m.Cell, biasLine(m, limit))
 	switch m.State {
 	case judge.BiasBeyond:
-		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be inconclusive: stop with Ctrl-C, run again with --accept-bias,\n"+
-			"  or accept it after the run with loadlab check --accept-bias DIR\n")
-	case judge.BiasUnresolved, judge.BiasUnmeasured:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be inconclusive:\n"+
+			"  stop with Ctrl-C, run again with --accept-bias, or accept it after the run with loadlab check --accept-bias DIR\n")
+	case judge.BiasUnresolved:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be provisional (exit 1):\n"+
+			"  --accept-uncalibrated makes them final\n")
+	case judge.BiasUnmeasured:
 		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be provisional (exit 1): --accept-uncalibrated makes them final\n")
 	}
 }

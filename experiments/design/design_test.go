@@ -86,20 +86,35 @@ func TestLockRefusesAnEditedFile(t *testing.T) {
 	}
 }
 
-// The committed experiment and hypotheses load, and the hypotheses still
-// match their preregistration lock. A spec named "results/…" is the design
-// a committed run used (replication.yaml has since gained cells).
+// Every committed hypotheses file loads against the experiment it was
+// locked with, still matches its preregistration lock (a changed byte
+// fails), and a full run of that experiment is not exploratory.
 func TestCommittedFilesAreValidAndLocked(t *testing.T) {
-	for _, c := range []struct {
+	// Every committed hypotheses file, with the experiment it was locked
+	// with: the experiment file, or, for a file an experiment file has
+	// outgrown, the experiment its committed results ran.
+	cases := []struct {
 		spec, hyp string
 		rules     Rules
 	}{
-		{"replication.yaml", "hypotheses.yaml", RulesRangeV1},
+		{"results/replication-first/results.json", "hypotheses.yaml", RulesRangeV1},
 		{"results/replication-v2/results.json", "hypotheses-v2.yaml", RulesPairedV2},
-		{"replication.yaml", "hypotheses-v3.yaml", RulesPairedV2},
+		{"results/replication-v3/results.json", "hypotheses-v3.yaml", RulesPairedV2},
+		{"replication.yaml", "hypotheses-v4.yaml", RulesPairedV3},
 		{"container.yaml", "container-hypotheses.yaml", RulesRangeV1},
-		{"container.yaml", "container-hypotheses-v2.yaml", RulesPairedV2},
-	} {
+		{"results/container-v2/results.json", "container-hypotheses-v2.yaml", RulesPairedV2},
+		{"container.yaml", "container-hypotheses-v3.yaml", RulesPairedV3},
+		{"adaptive.yaml", "adaptive-hypotheses.yaml", RulesPairedV2},
+		{"conditions.yaml", "conditions-hypotheses.yaml", RulesPairedV2},
+	}
+	files, err := filepath.Glob("../*hypotheses*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(cases) {
+		t.Errorf("%d hypotheses files (%v), %d checked: a new one needs its case here", len(files), files, len(cases))
+	}
+	for _, c := range cases {
 		c.spec, c.hyp = filepath.Join("..", c.spec), filepath.Join("..", c.hyp)
 		var spec Spec
 		var err error

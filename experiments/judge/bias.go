@@ -145,14 +145,20 @@ const (
 	LabelBiasAccepted CalibrationLabel = "bias accepted"
 	// LabelUncalibratedAccepted: provisional, accepted as final.
 	LabelUncalibratedAccepted CalibrationLabel = "uncalibrated, accepted"
+	// LabelHolds: a cell it reads has a bias beyond the limit or
+	// unresolved, and the verdict is the same at every bias its cells'
+	// pairs allow: final.
+	LabelHolds CalibrationLabel = "holds across the bias"
 )
 
 // gateByCell judges the calibration of each time-biased verdict by the
-// cells it reads: beyond the limit, inconclusive (unless accepted);
-// unmeasured though planned, or unresolved, provisional (unless
-// accepted); not planned, uncalibrated. Other verdicts pass unchanged, and
-// so does every verdict at time scale 1.
-func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias) []Verdict {
+// cells it reads: when one is beyond the limit or unresolved, the verdict
+// stands only if it holds across the bias its cells' pairs allow
+// (holdsAcross); else, beyond the limit, it is inconclusive (unless
+// accepted), and unresolved, or unmeasured though planned, provisional
+// (unless accepted); a cell not planned labels it uncalibrated. Other
+// verdicts pass unchanged, and so does every verdict at time scale 1.
+func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, runs []RunRecord) []Verdict {
 	if b == nil || b.TimeScale == 1 {
 		return vs
 	}
@@ -160,17 +166,17 @@ func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias) []Verdict {
 	for i, v := range vs {
 		h := hs[slices.IndexFunc(hs, func(h design.Hypothesis) bool { return h.ID == v.ID })]
 		if h.TimeBiased() {
-			v = b.gateOne(v, append(h.AllCells(), h.VersusCells()...))
+			v = b.gateOne(v, h, runs)
 		}
 		out[i] = v
 	}
 	return out
 }
 
-// gateOne gates one time-biased verdict that reads cells.
-func (b *Bias) gateOne(v Verdict, cells []design.Cell) Verdict {
-	var beyond, unsure, unplanned []string
-	for _, c := range cells {
+// gateOne gates one time-biased verdict, v of h.
+func (b *Bias) gateOne(v Verdict, h design.Hypothesis, runs []RunRecord) Verdict {
+	var beyond, unsure, unplanned, unmeasured []string
+	for _, c := range append(h.AllCells(), h.VersusCells()...) {
 		m, planned := b.measured(c)
 		switch {
 		case !planned || b.Skipped != "":
@@ -180,9 +186,17 @@ func (b *Bias) gateOne(v Verdict, cells []design.Cell) Verdict {
 		case m.State == BiasUnresolved:
 			unsure = append(unsure, fmt.Sprintf("%s %s straddles ±%.1f%%", c, m.describe(), 100*b.MaxBias))
 		case m.State == BiasUnmeasured:
-			unsure = append(unsure, fmt.Sprintf("%s not measured%s", c, b.incompleteWhy()))
+			unmeasured = append(unmeasured, fmt.Sprintf("%s not measured%s", c, b.incompleteWhy()))
 		}
 	}
+	if len(beyond)+len(unsure) > 0 && len(unplanned)+len(unmeasured) == 0 {
+		if ok, ranges := b.holdsAcross(v, h, runs); ok {
+			v.Calibration = LabelHolds
+			v.Note = "holds across the time-scale bias: brought back to time scale 1 by every ratio its pairs' intervals allow, " + ranges
+			return v
+		}
+	}
+	unsure = append(unsure, unmeasured...)
 	switch {
 	case len(beyond) > 0 && !b.Accepted:
 		v.Verdict, v.Calibration = Inconclusive, LabelBeyond

@@ -37,7 +37,7 @@ type Verdict struct {
 	// Calibration labels a verdict whose metric a time scale can bias by
 	// what the calibration said of the cells it reads: "" (within the
 	// limit, or nothing to calibrate), LabelUncalibrated,
-	// LabelProvisional, LabelBeyond, LabelBiasAccepted or
+	// LabelProvisional, LabelBeyond, LabelHolds, LabelBiasAccepted or
 	// LabelUncalibratedAccepted.
 	Calibration CalibrationLabel `json:"calibration,omitempty"`
 }

@@ -264,6 +264,9 @@ func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy 
 	if n := labelled[judge.LabelProvisional]; n > 0 {
 		counts += fmt.Sprintf(" %d more provisional (not final: the time-scale bias of cells they read was not measured or did not resolve).", n)
 	}
+	if n := labelled[judge.LabelHolds]; n > 0 {
+		counts += fmt.Sprintf(" Of the verdicts counted, %d hold across the time-scale bias of cells whose bias did not resolve within the limit.", n)
+	}
 	if n := labelled[judge.LabelUncalibrated]; n > 0 {
 		counts += fmt.Sprintf(" Of the verdicts counted, %d are uncalibrated (their cells' time-scale bias is not measured by the experiment's plan).", n)
 	}

@@ -44,8 +44,11 @@ func biasTable(r *judge.Results) (string, table, string) {
 // what was not calibrated, what did not complete, what was accepted.
 func biasNote(r *judge.Results) string {
 	b := r.TimeScaleBias
-	notes := []string{fmt.Sprintf("Only verdicts on rates and durations read the calibration, each through the cells it reads: "+
-		"a cell beyond ±%.1f%% makes them inconclusive, one not measured or whose interval straddles the limit provisional.", 100*b.MaxBias)}
+	notes := []string{fmt.Sprintf("Only verdicts on rates and durations read the calibration, each through the cells it reads. "+
+		"When a cell's bias is beyond ±%.1f%% or its interval straddles the limit, the verdict is judged again with each cell's figures "+
+		"brought back to time scale 1 by every ratio (of the verdict's own metric, at the time scale ÷ at 1) that the median's interval of the cell's pairs allows: "+
+		"if it is the same throughout, it holds (final, labelled so); if not, a bias beyond the limit makes it inconclusive and an unresolved one provisional. "+
+		"A cell that should have been measured and was not makes them provisional.", 100*b.MaxBias)}
 	if un := uncalibrated(r); len(un) > 0 {
 		notes = append(notes, "Not calibrated, by the experiment's plan (their verdicts on rates and durations are labelled uncalibrated): "+strings.Join(un, ", ")+".")
 	}
