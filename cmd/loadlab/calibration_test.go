@@ -26,10 +26,10 @@ func TestUncalibratedExperimentExitsOneUntilAccepted(t *testing.T) {
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperimentWith(t, dir, 3, rateHypothesis)
 	out := filepath.Join(dir, "out")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--out", out, "--calibration-target", "http://127.0.0.1:1"}, &stdout, &stderr)
-	if code != exitFailed || !strings.Contains(stderr.String(), "1 verdicts are provisional") || !strings.Contains(stderr.String(), "--accept-uncalibrated") {
-		t.Fatalf("exit %d, stderr %q; want 1 saying the verdict is provisional and how to accept it", code, stderr.String())
+	// A child process: the experiment's own children are this binary.
+	code, _, errb := loadlabChild(t, "experiment", "--file", spec, "--hypotheses", hyp, "--out", out, "--real-time-target", "http://127.0.0.1:1")
+	if code != exitFailed || !strings.Contains(errb, "1 verdict is provisional") || !strings.Contains(errb, "--accept-uncalibrated") {
+		t.Fatalf("exit %d, stderr %q; want 1 saying the verdict is provisional and how to accept it", code, errb)
 	}
 	res, err := judge.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
@@ -42,8 +42,7 @@ func TestUncalibratedExperimentExitsOneUntilAccepted(t *testing.T) {
 	if labels["A"] != "" || labels["B"] != judge.LabelProvisional || res.TimeScaleBias == nil || res.TimeScaleBias.Incomplete == "" {
 		t.Fatalf("labels %v, calibration %+v; want A unlabelled, B provisional, the calibration incomplete", labels, res.TimeScaleBias)
 	}
-	stdout.Reset()
-	stderr.Reset()
+	var stdout, stderr bytes.Buffer
 	if code := run([]string{"check", "--accept-uncalibrated", out}, &stdout, &stderr); code != 0 ||
 		!strings.Contains(stdout.String(), "(uncalibrated, accepted)") {
 		t.Fatalf("check --accept-uncalibrated: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())

@@ -64,7 +64,7 @@ type experimentOptions struct {
 	calibration                                                   runner.Calibration
 	calibrationPairs                                              int
 	maxBias                                                       float64
-	calibrationTarget                                             string
+	realTimeTarget                                                string
 	jsonLines                                                     bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
@@ -87,10 +87,11 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 		"each cell's bias is the median of its pairs' rate ratios; 0 turns the calibration off (those verdicts are then\n"+
 		"labelled uncalibrated). A value other than the locked design's makes the run exploratory", design.DefaultCalibrationPairs))
 	fs.Float64Var(&o.maxBias, "max-bias", 0, fmt.Sprintf("override the file's limit of the time-scale bias (0: the file's, by default %g), a fraction of the rate\n"+
-		"at time scale 1: a verdict on rates or durations is inconclusive when a cell it reads is beyond it, provisional when\n"+
-		"the cell's interval straddles it", design.DefaultMaxBias))
-	fs.StringVar(&o.calibrationTarget, "calibration-target", "", "base URL of a running mock service at time scale 1 for the calibration's runs (default: one in-process;\n"+
-		"give one when --target's runs somewhere else, so that both halves of a pair meet alike mock services)")
+		"at time scale 1: a verdict on rates or durations that a bias in the interval of a cell it reads could change is\n"+
+		"inconclusive when the cell is beyond the limit, provisional when the cell's interval straddles it", design.DefaultMaxBias))
+	fs.StringVar(&o.realTimeTarget, "real-time-target", "", "base URL of a running mock service at time scale 1, for the calibration's runs and the cells the\n"+
+		"experiment runs in real time (default: one in-process; give one when --target's runs somewhere else, so that\n"+
+		"both halves of a pair meet alike mock services)")
 	fs.BoolVar(&o.calibration.Accept, "accept-bias", false, "judge the verdicts whose cells' biases are beyond the limit anyway; the report says so\n"+
 		"(loadlab check --accept-bias DIR does it after the run)")
 	fs.BoolVar(&o.calibration.AcceptUncalibrated, "accept-uncalibrated", false, "make final the verdicts whose cells' biases could not be measured or did not resolve (provisional:\n"+
@@ -214,8 +215,8 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		Binary: bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
 		Mocks: inProcessMocks{}, Restarter: mock.restarter}
-	if o.calibrationTarget != "" {
-		cfg.Mocks = runningMock(o.calibrationTarget)
+	if o.realTimeTarget != "" {
+		cfg.Mocks = runningMock(o.realTimeTarget)
 	}
 	progress := runner.Progresses{newProgressPrinter(os.Stderr)}
 	if o.lines != nil {
@@ -287,6 +288,14 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 	return outcome(res)
 }
 
+// verdictsAre is "1 verdict is" or "n verdicts are".
+func verdictsAre(n int) string {
+	if n == 1 {
+		return "1 verdict is"
+	}
+	return fmt.Sprintf("%d verdicts are", n)
+}
+
 // outcome is how an experiment that ran to its end exits: 1 when runs
 // were not valid, when verdicts are provisional (a bias not measured or
 // unresolved), or when the calibration left nothing judged.
@@ -302,8 +311,8 @@ func outcome(res *judge.Results) error {
 		why = append(why, fmt.Sprintf("%d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs)))
 	}
 	if n := judge.Provisional(res.Verdicts); n > 0 {
-		why = append(why, fmt.Sprintf("%d verdicts are provisional: the time-scale bias of cells they read was not measured or did not resolve "+
-			"(--accept-uncalibrated makes them final, or loadlab check --accept-uncalibrated DIR after the run)", n))
+		why = append(why, fmt.Sprintf("%s provisional: the time-scale bias of cells they read was not measured or did not resolve "+
+			"(--accept-uncalibrated makes them final, or loadlab check --accept-uncalibrated DIR after the run)", verdictsAre(n)))
 	}
 	if n := judge.GatedByBias(res.Verdicts); n > 0 && n == len(res.Verdicts) {
 		why = append(why, "nothing could be judged: every verdict reads a cell whose time-scale bias is beyond the limit (--accept-bias, or loadlab check --accept-bias DIR)")

@@ -60,7 +60,7 @@ func (inProcessMocks) StartMock(cfg config.Config) (string, func() error, error)
 	return url, stop, err
 }
 
-// runningMock is a mock service already running (--calibration-target):
+// runningMock is a mock service already running (--real-time-target):
 // StartMock gives its address, and stopping it stops nothing.
 type runningMock string
 

@@ -90,8 +90,9 @@ func (h Hypothesis) TimeBiased() bool {
 }
 
 // CalibratedCells are the cells the calibration measures: every cell a
-// time-biased hypothesis reads (versus cells included) that the
-// calibration's Exclude does not match, in the matrix's order.
+// time-biased hypothesis reads (versus cells included) that does not run
+// in real time and that the calibration's Exclude does not match, in the
+// matrix's order.
 func CalibratedCells(s Spec, hs []Hypothesis) []Cell {
 	read := map[Cell]bool{}
 	for _, h := range hs {
@@ -105,7 +106,7 @@ func CalibratedCells(s Spec, hs []Hypothesis) []Cell {
 	cal := s.CalibrationOf()
 	var out []Cell
 	for _, c := range s.Cells() {
-		if read[c] && !slices.ContainsFunc(cal.Exclude, func(e Exclude) bool { return e.matches(c) }) {
+		if read[c] && !s.InRealTime(c) && !slices.ContainsFunc(cal.Exclude, func(e Exclude) bool { return e.matches(c) }) {
 			out = append(out, c)
 		}
 	}

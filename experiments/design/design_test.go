@@ -25,6 +25,14 @@ func TestSpecErrorsNameFileLineAndField(t *testing.T) {
 		{"malformed", "name: [\n", "spec.yaml"},
 		{"cpu without limit", strings.Replace(exptest.TinySpec, "cpus: 1}", "}", 1), "cpus[0]"},
 		{"bad exclude", exptest.TinySpec + "exclude:\n  - {strategies: [C3]}\n", "exclude[0].strategies[0]"},
+		{"empty batch", exptest.TinySpec + "batches:\n  - {strategies: [C2], records: 0}\n", "batches[0].records: 0 must be in [1, "},
+		{"bad batch", exptest.TinySpec + "batches:\n  - {cpus: [cpus-2], records: 5}\n", "batches[0].cpus[0]"},
+		{"pairs over runs", exptest.TinySpec + "calibration: {pairs: 4, max_bias: 0.02}\n", "calibration.pairs: 4 must be in [0, the runs 3]"},
+		{"no limit", exptest.TinySpec + "calibration: {pairs: 3, max_bias: 0}\n", "calibration.max_bias: 0 must be > 0"},
+		{"bad real time", exptest.TinySpec + "real_time:\n  - {scenarios: [healthy]}\n", "real_time[0].scenarios[0]"},
+		{"advised split", strings.Replace(exptest.AdvisedSpec, "  - {name: cpus-1, cpus: 1}", "  - {name: cpus-1, cpus: 1}\n  - {name: cpus-2, cpus: 2}", 1) +
+			"real_time:\n  - {cpus: [cpus-2]}\n", "the advised cells of slow-write are probed once"},
+		{"phased in real time", exptest.PhasedSpec + "real_time:\n  - {scenarios: [drop]}\n", "drop is a phased scenario"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +194,39 @@ func TestExploratoryDesign(t *testing.T) {
 	}
 	if Exploratory(Lock{}, other, RulesRangeV1) != "" || !strings.Contains(Exploratory(Lock{}, spec, RulesPairedV2), "the lock records none") {
 		t.Error("first rules: never exploratory; paired-v2 without a locked design: exploratory")
+	}
+}
+
+// Cells in real time run at time scale 1, need a mock service of their
+// own, are not calibrated, and are part of the preregistered design.
+func TestRealTimeCells(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.TinySpec+"real_time:\n  - {strategies: [C2]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := Cell{Strategy: "C2", Scenario: "slow-write", CPU: "cpus-1"}
+	c4 := Cell{Strategy: "C4", Scenario: "slow-write", CPU: "cpus-1"}
+	if spec.ScaleOf(c2) != 1 || spec.ScaleOf(c4) != 0.05 || !spec.NeedsScaleOne() || len(spec.RealTimeCells()) != 1 {
+		t.Errorf("scales %g, %g; needs a mock at 1: %v; real-time cells %v", spec.ScaleOf(c2), spec.ScaleOf(c4), spec.NeedsScaleOne(), spec.RealTimeCells())
+	}
+	hs, err := LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", exptest.TinyRateHypotheses), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := CalibratedCells(spec, hs); len(got) != 1 || got[0] != c4 {
+		t.Errorf("calibrated %v, want only %s (C2 runs in real time)", got, c4)
+	}
+	d := DesignOf(spec)
+	other := spec
+	other.RealTime = nil
+	if why := Exploratory(Lock{Design: &d}, other, RulesPairedV3); !strings.Contains(why, "the cells that run in real time differ") {
+		t.Errorf("other real-time cells: %q", why)
+	}
+	unscaled := spec
+	unscaled.TimeScale = 1
+	if unscaled.NeedsScaleOne() || len(unscaled.RealTimeCells()) != 0 {
+		t.Error("an experiment at time scale 1 needs no mock service of its own for real time")
 	}
 }
 

@@ -45,12 +45,14 @@ type Design struct {
 	// time-scale bias is measured, when the experiment file says.
 	Batches     []Batch          `json:"batches,omitempty"`
 	Calibration *CalibrationSpec `json:"calibration,omitempty"`
+	// RealTime: the cells that run at time scale 1.
+	RealTime []Exclude `json:"real_time,omitempty"`
 }
 
 // DesignOf is spec's design.
 func DesignOf(spec Spec) Design {
 	d := Design{Runs: spec.Runs, Records: spec.Records, TimeScale: spec.TimeScale, Advise: spec.Advise, Duration: spec.Duration,
-		Batches: spec.Batches, Calibration: spec.Calibration}
+		Batches: spec.Batches, Calibration: spec.Calibration, RealTime: spec.RealTime}
 	for _, c := range spec.Cells() {
 		d.Cells = append(d.Cells, c.String())
 	}
@@ -107,6 +109,9 @@ func Exploratory(l Lock, spec Spec, rules Rules) string {
 	}
 	if a, b := jsonOf(got.Calibration), jsonOf(want.Calibration); a != b {
 		diff = append(diff, "the calibration section differs from the locked one")
+	}
+	if a, b := jsonOf(got.RealTime), jsonOf(want.RealTime); a != b {
+		diff = append(diff, "the cells that run in real time differ from the locked ones")
 	}
 	if len(diff) == 0 {
 		return ""

@@ -54,6 +54,10 @@ type Spec struct {
 	// measured (nil: Pairs DefaultCalibrationPairs, MaxBias
 	// DefaultMaxBias, every cell a time-biased hypothesis reads).
 	Calibration *CalibrationSpec `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+	// RealTime are the cells (matched as Exclude's lists match) that run
+	// at time scale 1 whatever TimeScale: fast cells whose rates a time
+	// scale biases most, and which cost little in real time.
+	RealTime []Exclude `yaml:"real_time,omitempty" json:"real_time,omitempty"`
 }
 
 // Advised is the strategy name whose cells run what loadlab advise gives

@@ -100,7 +100,7 @@ func (s Spec) Validate() error {
 // validate finds the spec's first problem.
 func (s Spec) validate() *problem {
 	for _, check := range []func() *problem{s.validateRun, s.validateStrategies, s.validateAdvise,
-		s.validatePhasedScenarios, s.validateScenarios, s.validateCPUs, s.validateExclude, s.validateBatches, s.validateCalibration} {
+		s.validatePhasedScenarios, s.validateScenarios, s.validateCPUs, s.validateExclude, s.validateBatches, s.validateCalibration, s.validateRealTime} {
 		if p := check(); p != nil {
 			return p
 		}

@@ -157,8 +157,9 @@ const (
 // (holdsAcross); else, beyond the limit, it is inconclusive (unless
 // accepted), and unresolved, or unmeasured though planned, provisional
 // (unless accepted); a cell not planned labels it uncalibrated. Other
-// verdicts pass unchanged, and so does every verdict at time scale 1.
-func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, runs []RunRecord) []Verdict {
+// verdicts pass unchanged, and so does every verdict at time scale 1; a
+// cell that runs in real time (spec) has no bias.
+func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, spec design.Spec, runs []RunRecord) []Verdict {
 	if b == nil || b.TimeScale == 1 {
 		return vs
 	}
@@ -166,7 +167,7 @@ func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, runs []RunRecord)
 	for i, v := range vs {
 		h := hs[slices.IndexFunc(hs, func(h design.Hypothesis) bool { return h.ID == v.ID })]
 		if h.TimeBiased() {
-			v = b.gateOne(v, h, runs)
+			v = b.gateOne(v, h, spec, runs)
 		}
 		out[i] = v
 	}
@@ -174,9 +175,12 @@ func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, runs []RunRecord)
 }
 
 // gateOne gates one time-biased verdict, v of h.
-func (b *Bias) gateOne(v Verdict, h design.Hypothesis, runs []RunRecord) Verdict {
+func (b *Bias) gateOne(v Verdict, h design.Hypothesis, spec design.Spec, runs []RunRecord) Verdict {
 	var beyond, unsure, unplanned, unmeasured []string
 	for _, c := range append(h.AllCells(), h.VersusCells()...) {
+		if spec.InRealTime(c) {
+			continue // at time scale 1: no bias
+		}
 		m, planned := b.measured(c)
 		switch {
 		case !planned || b.Skipped != "":

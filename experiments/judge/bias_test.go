@@ -51,7 +51,7 @@ func TestGateByCellHoldsOnlyWhatNoBiasCanChange(t *testing.T) {
 			Twins: append(twinsOf(a, atA, ratiosA...), twinsOf(b, atB, 0.99, 0.995, 0.99, 0.985, 0.99)...)}
 		bias.Measured = MeasureBias(bias, all)
 		out := map[string]Verdict{}
-		for _, v := range gateByCell(Verdicts(hs, all, 5), hs, bias, all) {
+		for _, v := range gateByCell(Verdicts(hs, all, 5), hs, bias, design.Spec{TimeScale: 0.5}, all) {
 			out[v.ID] = v
 		}
 		return out
@@ -87,7 +87,7 @@ func TestGateByCellHoldsOnlyWhatNoBiasCanChange(t *testing.T) {
 	// provisional, however robust.
 	bias := &Bias{TimeScale: 0.5, Pairs: 5, MaxBias: 0.02, Cells: []design.Cell{a, b}, Incomplete: "interrupted"}
 	bias.Measured = MeasureBias(bias, all)
-	for _, v := range gateByCell(Verdicts(hs[:3], all, 5), hs[:3], bias, all) {
+	for _, v := range gateByCell(Verdicts(hs[:3], all, 5), hs[:3], bias, design.Spec{TimeScale: 0.5}, all) {
 		if v.Calibration != LabelProvisional {
 			t.Errorf("no twins: %s is %q (%s), want provisional", v.ID, v.Calibration, v.Note)
 		}

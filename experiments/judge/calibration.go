@@ -95,7 +95,7 @@ func Rejudge(r *Results) []Verdict {
 	}
 	vs := Verdicts(r.Hypotheses, r.Runs, r.Experiment.Runs)
 	if r.TimeScaleBias != nil {
-		vs = gateByCell(vs, r.Hypotheses, r.TimeScaleBias, r.Runs)
+		vs = gateByCell(vs, r.Hypotheses, r.TimeScaleBias, r.Experiment, r.Runs)
 	} else {
 		vs = gate(vs, r.Calibration)
 	}

@@ -39,7 +39,7 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 		vs := Rejudge(r)
 		return vs, compareVerdicts(vs, r.Verdicts)
 	}
-	runs, err := recheckRuns(r.Runs, r.Experiment, r.Experiment.TimeScale, "")
+	runs, err := recheckRuns(r.Runs, r.Experiment, r.Experiment.ScaleOf, "")
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +65,12 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 	return vs, compareVerdicts(vs, r.Verdicts)
 }
 
-// recheckRuns recomputes stored runs of an experiment at time scale
-// scale from their raw data: each run's seed against the experiment's
+// recheckRuns recomputes stored runs of an experiment, each at the time
+// scale its cell ran at (scaleOf), from their raw data: each run's seed against the experiment's
 // rule, and its metrics, reconciliation and status. what names the runs
 // in errors ("twin " for the calibration's). A run with neither a result
 // nor a failure is ErrNoRawData.
-func recheckRuns(stored []RunRecord, spec design.Spec, scale float64, what string) ([]RunRecord, error) {
+func recheckRuns(stored []RunRecord, spec design.Spec, scaleOf func(design.Cell) float64, what string) ([]RunRecord, error) {
 	runs := make([]RunRecord, len(stored))
 	for i, s := range stored {
 		run := s
@@ -89,7 +89,7 @@ func recheckRuns(stored []RunRecord, spec design.Spec, scale float64, what strin
 			run.Status, run.Reason = RunValid, ""
 			run.Faulted = spec.Faulted(s.Cell.Scenario) // from the design, not the stored flag
 			run.Metrics, run.Reconciliation = nil, nil
-			Derive(&run, scale)
+			Derive(&run, scaleOf(s.Cell))
 			if err := compare(name, []any{
 				"status", run.Status, s.Status,
 				"reason", run.Reason, s.Reason,
@@ -116,7 +116,7 @@ func recheckBias(b *Bias, spec design.Spec, hs []design.Hypothesis, runs []RunRe
 			return nil, err
 		}
 	}
-	twins, err := recheckRuns(b.Twins, spec, 1, "twin ")
+	twins, err := recheckRuns(b.Twins, spec, func(design.Cell) float64 { return 1 }, "twin ")
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func Split(s design.Spec, count int, mockCfg config.Config) [][]Unit {
 
 // unitCost is what one run of cell c is expected to take, for balancing.
 func unitCost(s design.Spec, mockCfg config.Config, c design.Cell) time.Duration {
-	return runOverhead + time.Duration(ExpectedLabSeconds(s, mockCfg, c, nil)*s.TimeScale*float64(time.Second))
+	return runOverhead + time.Duration(ExpectedLabSeconds(s, mockCfg, c, nil)*s.ScaleOf(c)*float64(time.Second))
 }
 
 // ErrShard: a matrix that cannot be split as asked.

@@ -140,6 +140,13 @@ func setup(r *judge.Results) string {
 	sp := r.Experiment
 	s := fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
 		perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)
+	if cells := sp.RealTimeCells(); len(cells) > 0 {
+		names := make([]string, len(cells))
+		for i, c := range cells {
+			names[i] = c.String()
+		}
+		s += fmt.Sprintf(" In real time (time scale 1, on a mock service of their own: no time-scale bias): %s.", strings.Join(names, ", "))
+	}
 	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
 		s += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
 			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))

@@ -77,7 +77,7 @@ func uncalibrated(r *judge.Results) []string {
 			continue
 		}
 		for _, c := range append(h.AllCells(), h.VersusCells()...) {
-			if !slices.Contains(r.TimeScaleBias.Cells, c) && !slices.Contains(out, c.String()) {
+			if !slices.Contains(r.TimeScaleBias.Cells, c) && !r.Experiment.InRealTime(c) && !slices.Contains(out, c.String()) {
 				out = append(out, c.String())
 			}
 		}

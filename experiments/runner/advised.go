@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/mockservice/api"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -52,7 +53,8 @@ func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStr
 // adviseOne advises the strategy of one scenario: from advise.file, or
 // from probes of each dependency under the scenario's profile.
 func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.AdvisedStrategy {
-	spec, scale := ex.cfg.Spec, ex.cfg.Spec.TimeScale
+	spec := ex.cfg.Spec
+	mock, scale, err := ex.at(design.Cell{Strategy: design.Advised, Scenario: scenario, CPU: advisedCPU(spec, scenario)})
 	a := &judge.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
 	if ex.exploratory() && spec.Advise.File == "" {
 		a.Shortened = fmt.Sprintf("an exploratory run: probe steps and warm-ups a %dth of the design's", exploratoryProbe)
@@ -64,18 +66,21 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.Advi
 	if spec.Advise.File != "" {
 		return fromFile(a, spec.Advise.File)
 	}
+	if err != nil {
+		return fail("%v", err)
+	}
 	// A phased scenario is probed under the profile it starts from.
-	if err := ex.mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
+	if err := mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
 		return fail("set profile: %v", err)
 	}
 	lab := pipeline.Lab()
 	caps := map[string]advise.Capacity{}
 	for _, d := range lab.Dependencies {
-		waitQuiet(ctx, ex.mock, quietLimit(ex.cfg.MockConfig, scale))
-		if err := ex.mock.Reset(ctx); err != nil {
+		waitQuiet(ctx, mock, quietLimit(ex.cfg.MockConfig, scale))
+		if err := mock.Reset(ctx); err != nil {
 			return fail("reset: %v", err)
 		}
-		cfg, err := ex.probeConfig(d)
+		cfg, err := ex.probeConfig(d, mock, scale)
 		if err != nil {
 			return fail("%s: %v", d.Name, err)
 		}
@@ -102,18 +107,18 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.Advi
 }
 
 // probeConfig is the probe of dependency d that the experiment's advise
-// section asks for, in real time at the experiment's time scale, sent
+// section asks for, in real time against mock at its time scale, sent
 // where the runs send their calls (a test's proxy, say): the capacity the
 // client will meet, with the client's call timeout.
-func (ex *execution) probeConfig(d pipeline.Dependency) (probe.Config, error) {
-	spec, scale := ex.cfg.Spec.Advise, ex.cfg.Spec.TimeScale
+func (ex *execution) probeConfig(d pipeline.Dependency, mock api.Client, scale float64) (probe.Config, error) {
+	spec := ex.cfg.Spec.Advise
 	ps := spec.Probes[d.Name]
 	cfg := probe.Default()
 	path, _, err := d.Render(sampleData)
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Target, cfg.Method, cfg.Body = ex.clientTarget(ex.mock)+path, d.Method, ps.Body
+	cfg.Target, cfg.Method, cfg.Body = ex.clientTarget(mock)+path, d.Method, ps.Body
 	cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
 	cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
 	if ex.exploratory() {
@@ -141,6 +146,17 @@ func (ex *execution) exploratory() bool {
 		return false
 	}
 	return design.Exploratory(ex.cfg.Lock, ex.cfg.Spec, ex.cfg.Hypotheses[0].Rules) != ""
+}
+
+// advisedCPU is the CPU setting of scenario's first advised cell (the
+// design keeps every advised cell of a scenario at one time scale).
+func advisedCPU(spec design.Spec, scenario string) string {
+	for _, c := range spec.Cells() {
+		if c.Strategy == design.Advised && c.Scenario == scenario {
+			return c.CPU
+		}
+	}
+	return ""
 }
 
 // sampleData renders a dependency's path for a probe (the lab's paths

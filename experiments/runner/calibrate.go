@@ -35,35 +35,54 @@ func (ex *execution) calibrating() bool {
 }
 
 // startScaleOne starts the mock service at time scale 1 that the twins
-// run against; a calibration that cannot have one is incomplete.
-func (ex *execution) startScaleOne() (stop func()) {
-	if !ex.calibrating() {
+// and the cells in real time run against; without one, a calibration is
+// incomplete and the cells in real time fail (scaleOneMissing says why).
+func (ex *execution) startScaleOne(ctx context.Context) (stop func()) {
+	if !ex.calibrating() && !ex.cfg.Spec.NeedsScaleOne() {
 		return func() {}
 	}
+	missing := func(why string) {
+		ex.scaleOneMissing = why
+		if ex.calibrating() {
+			ex.bias.Incomplete = why
+		}
+	}
 	if ex.cfg.Mocks == nil {
-		ex.bias.Incomplete = "no mock service at time scale 1 could be started"
+		missing("no mock service at time scale 1 could be started")
 		return func() {}
 	}
 	cfg := ex.cfg.MockConfig
 	cfg.TimeScale = 1
 	url, stopMock, err := ex.cfg.Mocks.StartMock(cfg)
 	if err != nil {
-		ex.bias.Incomplete = fmt.Sprintf("the mock service at time scale 1 did not start: %v", err)
+		missing(fmt.Sprintf("the mock service at time scale 1 did not start: %v", err))
 		return func() {}
 	}
 	one := api.Client{BaseURL: url, Token: ex.cfg.AdminToken}
-	id, err := one.DiscoverWait(context.Background(), api.PathEnrich, ex.cfg.Wait)
+	id, err := one.DiscoverWait(ctx, api.PathEnrich, ex.cfg.Wait)
 	switch {
 	case err != nil:
-		ex.bias.Incomplete = fmt.Sprintf("the mock service at time scale 1 (%s): %v", url, err)
+		missing(fmt.Sprintf("the mock service at time scale 1 (%s): %v", url, err))
 	case id == nil:
-		ex.bias.Incomplete = fmt.Sprintf("%s is not a loadlab mock service", url)
+		missing(fmt.Sprintf("%s is not a loadlab mock service", url))
 	case id.TimeScale != 1:
-		ex.bias.Incomplete = fmt.Sprintf("the mock service at %s runs at time scale %g, not 1", url, id.TimeScale)
+		missing(fmt.Sprintf("the mock service at %s runs at time scale %g, not 1", url, id.TimeScale))
 	default:
 		ex.scaleOne = one
 	}
 	return func() { _ = stopMock() }
+}
+
+// at is the mock service and time scale cell c runs at: the experiment's,
+// or, in real time, the one at time scale 1 (an error when it is missing).
+func (ex *execution) at(c design.Cell) (api.Client, float64, error) {
+	if ex.cfg.Spec.ScaleOf(c) != 1 || ex.cfg.Spec.TimeScale == 1 {
+		return ex.mock, ex.cfg.Spec.TimeScale, nil
+	}
+	if ex.scaleOne.BaseURL == "" {
+		return api.Client{}, 1, fmt.Errorf("it runs in real time, and %s", ex.scaleOneMissing)
+	}
+	return ex.scaleOne, 1, nil
 }
 
 // twin runs unit u again at time scale 1 when its cell is calibrated and

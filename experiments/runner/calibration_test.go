@@ -132,3 +132,68 @@ type heardBias struct {
 }
 
 func (h heardBias) BiasMeasured(judge.CellBias, float64) { *h.measured++ }
+
+// Cells in real time run at time scale 1 on the mock service the
+// calibration's twins use, their lab seconds real ones; they need no
+// calibration, and check recomputes them at time scale 1. Without that
+// mock service they fail, saying why, and the verdicts that read them are
+// inconclusive.
+func TestRealTimeCellsRunAtTimeScaleOne(t *testing.T) {
+	t.Parallel() // it checks scales and statuses, not speed
+	bin := exptest.BuildLoadlab(t)
+	dir := t.TempDir()
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.TinySpec+
+		"calibration: {pairs: 2, max_bias: 0.5}\nreal_time:\n  - {strategies: [C2]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", exptest.TinyRateHypotheses), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
+	started := 0
+	mocks := startFunc(func(c config.Config) (string, func() error, error) {
+		started++
+		m := mocktest.Start(t, c)
+		return m.URL, m.Stop, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg, Mocks: mocks}, nil).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := design.Cell{Strategy: "C2", Scenario: "slow-write", CPU: "cpus-1"}
+	if b := res.TimeScaleBias; started != 1 || len(b.Cells) != 1 || b.Cells[0] == c2 || len(b.Twins) != 2 {
+		t.Fatalf("%d mocks started; calibrated %v with %d twins; want one mock, C4 alone calibrated", started, b.Cells, len(b.Twins))
+	}
+	for _, r := range res.Runs {
+		lab, real := r.Metrics["duration_seconds"], r.Client.DurationSeconds
+		if inReal := r.Cell == c2; !r.Valid() || inReal != (lab == real) {
+			t.Errorf("%s run %d (%s): %g lab s over %g real s", r.Cell, r.Run, r.Status, lab, real)
+		}
+	}
+	for _, v := range res.Verdicts {
+		if v.Calibration != "" {
+			t.Errorf("%s: labelled %q (%s): C2 in real time has no bias, C4's is within the limit", v.ID, v.Calibration, v.Note)
+		}
+	}
+	if _, err := judge.Check(res, *mockCfg); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	// No mock service at time scale 1: C2's runs fail, saying why.
+	res, err = mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg,
+		Mocks: startFunc(func(config.Config) (string, func() error, error) { return "", nil, errors.New("no port") })}, nil).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if r.Cell == c2 && (r.Status != judge.RunFailed || !strings.Contains(r.Reason, "runs in real time, and the mock service at time scale 1 did not start: no port")) {
+			t.Errorf("C2 run %d without its mock service: %s %q", r.Run, r.Status, r.Reason)
+		}
+	}
+	if v := res.Verdicts[2]; v.ID != "T3" || v.Verdict != judge.Inconclusive {
+		t.Errorf("%s reads C2's failed runs: %s", v.ID, v.Verdict)
+	}
+}

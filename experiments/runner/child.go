@@ -179,7 +179,7 @@ func (ex *execution) child(ctx context.Context, args, env []string, limit time.D
 // clientTarget is where the child sends its calls: ClientTarget when set
 // (a proxy in front of the mock service, say), else the mock service.
 func (ex *execution) clientTarget(mock api.Client) string {
-	if ex.cfg.ClientTarget != "" {
+	if ex.cfg.ClientTarget != "" && mock.BaseURL == ex.mock.BaseURL {
 		return ex.cfg.ClientTarget
 	}
 	return mock.BaseURL

@@ -156,7 +156,7 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	}
 	ex := &execution{Runner: r, mock: mock, bias: r.planBias()}
 	res.TimeScaleBias = ex.bias
-	stopOne := ex.startScaleOne()
+	stopOne := ex.startScaleOne(ctx)
 	defer stopOne()
 	res.Advised = ex.adviseAll(ctx)
 	cleanup, err := ex.writeAdvised(res.Advised)
@@ -218,9 +218,11 @@ type execution struct {
 	*Runner
 	mock api.Client
 	// bias is the calibration under way; scaleOne the mock service its
-	// twins run against (no BaseURL: none could start).
-	bias     *judge.Bias
-	scaleOne api.Client
+	// twins and the cells in real time run against (no BaseURL: none
+	// could start, scaleOneMissing says why).
+	bias            *judge.Bias
+	scaleOne        api.Client
+	scaleOneMissing string
 	// advised is the strategy "advised" per scenario; advisedFiles their
 	// strategy files for the runs' --strategy-file.
 	advised      map[string]*judge.AdvisedStrategy
@@ -263,5 +265,9 @@ func (ex *execution) runOne(ctx context.Context, c design.Cell, run int) judge.R
 			return failed("no advice: " + a.Failed)
 		}
 	}
-	return ex.runAt(ctx, ex.mock, ex.cfg.Spec.TimeScale, c, run)
+	mock, scale, err := ex.at(c)
+	if err != nil {
+		return judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunFailed, Reason: err.Error()}
+	}
+	return ex.runAt(ctx, mock, scale, c, run)
 }
