@@ -16,7 +16,7 @@ build:
 # The main job: the replication experiment (in-process mock service, each
 # client run a CPU-limited child process), its table, verdicts and reports.
 run: build
-	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v3.yaml $(EXPERIMENT_FLAGS)
+	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v4.yaml $(EXPERIMENT_FLAGS)
 
 # Conditions that change: phased scenarios, network faults and a crashing
 # system of record (experiments/conditions.yaml).

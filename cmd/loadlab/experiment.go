@@ -24,7 +24,7 @@ import (
 
 const (
 	defaultExperiment = "experiments/replication.yaml"
-	defaultHypotheses = "experiments/hypotheses-v3.yaml"
+	defaultHypotheses = "experiments/hypotheses-v4.yaml"
 )
 
 const experimentSynopsis = "Runs the experiment matrix: every strategy × scenario × client CPU setting, several runs per cell, each\n" +

@@ -24,6 +24,14 @@ func (s Spec) With(o Overrides) (Spec, error) {
 	}
 	if o.Runs != 0 {
 		s.Runs = o.Runs
+		// Fewer runs than the file's calibration pairs: as many pairs as
+		// runs (a quick look, exploratory: its intervals say their
+		// coverage).
+		if c := s.Calibration; c != nil && o.CalibrationPairs == nil && c.Pairs > s.Runs {
+			clamped := *c
+			clamped.Pairs = s.Runs
+			s.Calibration = &clamped
+		}
 	}
 	if o.Records != 0 {
 		s.Records = o.Records

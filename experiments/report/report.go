@@ -272,16 +272,24 @@ func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy 
 		counts += fmt.Sprintf(" %d more provisional (not final: the time-scale bias of cells they read was not measured or did not resolve).", n)
 	}
 	if n := labelled[judge.LabelHolds]; n > 0 {
-		counts += fmt.Sprintf(" Of the verdicts counted, %d hold across the time-scale bias of cells whose bias did not resolve within the limit.", n)
+		counts += fmt.Sprintf(" Of the verdicts counted, %s the same at every time-scale bias of cells whose bias did not resolve within the limit.", isAre(n))
 	}
 	if n := labelled[judge.LabelUncalibrated]; n > 0 {
-		counts += fmt.Sprintf(" Of the verdicts counted, %d are uncalibrated (their cells' time-scale bias is not measured by the experiment's plan).", n)
+		counts += fmt.Sprintf(" Of the verdicts counted, %s uncalibrated (their cells' time-scale bias is not measured by the experiment's plan).", isAre(n))
 	}
 	if exploratoryWhy != "" {
 		counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
 			exploratoryWhy, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
 	}
 	return rows, counts, exploratoryWhy
+}
+
+// isAre is "1 is" or "n are".
+func isAre(n int) string {
+	if n == 1 {
+		return "1 is"
+	}
+	return fmt.Sprintf("%d are", n)
 }
 
 // measured is a verdict's figures in one cell: median [min, max], for a

@@ -57,7 +57,7 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.Advi
 	mock, scale, err := ex.at(design.Cell{Strategy: design.Advised, Scenario: scenario, CPU: advisedCPU(spec, scenario)})
 	a := &judge.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
 	if ex.exploratory() && spec.Advise.File == "" {
-		a.Shortened = fmt.Sprintf("an exploratory run: probe steps and warm-ups a %dth of the design's", exploratoryProbe)
+		a.Shortened = fmt.Sprintf("an exploratory run: probe steps and warm-ups 1/%d of the design's (each step at least the call timeout)", exploratoryProbe)
 	}
 	fail := func(format string, args ...any) *judge.AdvisedStrategy {
 		a.Failed = fmt.Sprintf(format, args...)
@@ -121,10 +121,11 @@ func (ex *execution) probeConfig(d pipeline.Dependency, mock api.Client, scale f
 	cfg.Target, cfg.Method, cfg.Body = ex.clientTarget(mock)+path, d.Method, ps.Body
 	cfg.Concurrency, cfg.MaxConcurrency = ps.Concurrency, ps.Concurrency[len(ps.Concurrency)-1]
 	cfg.Step, cfg.WarmUp = scaled(spec.Step, scale), scaled(spec.WarmUp, scale)
-	if ex.exploratory() {
-		cfg.Step, cfg.WarmUp = max(cfg.Step/exploratoryProbe, minProbeStep), cfg.WarmUp/exploratoryProbe
-	}
 	cfg.Timeout = scaled(ex.cfg.Spec.CallTimeout, scale)
+	if ex.exploratory() {
+		// Never shorter than a call may take: a step must see calls end.
+		cfg.Step, cfg.WarmUp = max(cfg.Step/exploratoryProbe, cfg.Timeout, minProbeStep), cfg.WarmUp/exploratoryProbe
+	}
 	cfg.OKStatuses, cfg.RejectStatuses = d.Success, d.Rejection
 	if ps.StopErrorRatio > 0 {
 		cfg.StopErrorRatio = ps.StopErrorRatio
@@ -134,7 +135,8 @@ func (ex *execution) probeConfig(d pipeline.Dependency, mock api.Client, scale f
 
 // An exploratory run (not the locked design: a quick look) probes for
 // the advised strategy in a quarter of the design's steps and warm-ups,
-// at least minProbeStep each, and its results say so.
+// each step at least the call timeout and minProbeStep, and its results
+// say so.
 const (
 	exploratoryProbe = 4
 	minProbeStep     = 100 * time.Millisecond
