@@ -91,8 +91,9 @@ func (h Hypothesis) TimeBiased() bool {
 
 // CalibratedCells are the cells the calibration measures: every cell a
 // time-biased hypothesis reads (versus cells included) that does not run
-// in real time and that the calibration's Exclude does not match, in the
-// matrix's order.
+// in real time, whose scenario does not restart the mock service (its
+// restarts act on the experiment's, not on the one at time scale 1), and
+// that the calibration's Exclude does not match, in the matrix's order.
 func CalibratedCells(s Spec, hs []Hypothesis) []Cell {
 	read := map[Cell]bool{}
 	for _, h := range hs {
@@ -106,7 +107,7 @@ func CalibratedCells(s Spec, hs []Hypothesis) []Cell {
 	cal := s.CalibrationOf()
 	var out []Cell
 	for _, c := range s.Cells() {
-		if read[c] && !s.InRealTime(c) && !slices.ContainsFunc(cal.Exclude, func(e Exclude) bool { return e.matches(c) }) {
+		if read[c] && !s.InRealTime(c) && !s.restarts(c.Scenario) && !slices.ContainsFunc(cal.Exclude, func(e Exclude) bool { return e.matches(c) }) {
 			out = append(out, c)
 		}
 	}
@@ -162,4 +163,10 @@ func (s Spec) validateLists(l loc, strategies, scenarios, cpus []string) *proble
 		}
 	}
 	return nil
+}
+
+// restarts says whether scenario restarts the mock service.
+func (s Spec) restarts(scenario string) bool {
+	p, ok := s.Phased(scenario)
+	return ok && p.HasRestart()
 }

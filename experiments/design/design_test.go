@@ -230,6 +230,33 @@ func TestRealTimeCells(t *testing.T) {
 	}
 }
 
+// A scenario that restarts the mock service is not calibrated: its
+// restarts act on the experiment's mock service, not on the one at time
+// scale 1; one that does not restart is.
+func TestRestartsAreNotCalibrated(t *testing.T) {
+	dir := t.TempDir()
+	h := "hypotheses:\n  - {id: P, claim: c, source: s, metric: accepted_per_second, cell: {strategy: C4, scenario: drop, cpu: cpus-1}, op: \">\", threshold: 0}\n"
+	for _, tc := range []struct {
+		spec       string
+		calibrated int
+	}{
+		{exptest.PhasedSpec, 1},
+		{strings.Replace(exptest.PhasedSpec, "set: {records: {workers: 6, queue: 6}}", "restart: {after: 1s, signal: KILL}", 1), 0},
+	} {
+		spec, err := LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", tc.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", h), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := CalibratedCells(spec, hs); len(got) != tc.calibrated || spec.HasRestarts() != (tc.calibrated == 0) {
+			t.Errorf("restarts %v: calibrated %v, want %d cells", spec.HasRestarts(), got, tc.calibrated)
+		}
+	}
+}
+
 // Bad phased scenarios are refused before any run, naming the file, the
 // line and the field.
 func TestPhasedSpecErrors(t *testing.T) {

@@ -151,7 +151,7 @@ func (s Spec) HasPhased() bool {
 // HasRestarts says whether any scenario of the experiment restarts the mock
 // service.
 func (s Spec) HasRestarts() bool {
-	return slices.ContainsFunc(s.Scenarios, func(sc string) bool { p, _ := s.Phased(sc); return p.HasRestart() })
+	return slices.ContainsFunc(s.Scenarios, s.restarts)
 }
 
 // Faulted says whether a scenario injects network faults or restarts the
