@@ -34,7 +34,13 @@ const experimentSynopsis = "Runs the experiment matrix: every strategy × scenar
 	"seed + k; before each reset the runner waits for the mock service to go quiet (else the run is\n" +
 	"contaminated), and after each run it reconciles the client's figures with the server's (else invalid).\n" +
 	"Only valid runs count; a cell short of them is inconclusive (insufficient runs). A run whose --runs,\n" +
-	"--records, --time-scale or cells differ from the design the hypotheses were locked with is exploratory.\n\n" +
+	"--records, --time-scale, cells or calibration differ from the design the hypotheses were locked with is\n" +
+	"exploratory.\n\n" +
+	"Time scales: the file's real_time cells run at time scale 1 on a mock service of their own; the bias of\n" +
+	"every other cell a verdict on rates or durations reads is calibrated (runs paired by seed at time scale 1,\n" +
+	"interleaved with the matrix, each bias printed with its interval as soon as it is measured) and gates those\n" +
+	"verdicts: one a bias within a cell's interval could change is inconclusive beyond --max-bias and\n" +
+	"provisional (exit 1) when the interval straddles it or the calibration did not complete.\n\n" +
 	"Scenarios are the mock service's profiles (healthy, slow-enrichment, slow-write) or phased scenarios whose\n" +
 	"conditions change during a run (experiments/conditions.yaml; built in: write-capacity-drop, the system of\n" +
 	"record down to 2 workers and 2 queue slots for 20 lab s; enrichment-brownout, enrichment at the slow profile's\n" +
@@ -44,7 +50,8 @@ const experimentSynopsis = "Runs the experiment matrix: every strategy × scenar
 	"service (then run as a process of its own with its store in a temporary directory). See the README.\n\n" +
 	"On several machines: --shard i/n runs part i of n of the matrix (see loadlab merge, and the README's \"On\n" +
 	"Kubernetes\"); --json-lines prints every run and then the results as JSON lines, for a pod's log.\n\n" +
-	"Exit codes: 0 every run valid; 1 some runs failed, contaminated or invalid (listed in the report); 2 bad input, or a mock\n" +
+	"Exit codes: 0 every run valid and every verdict final; 1 some runs failed, contaminated or invalid (listed in\n" +
+	"the report), some verdicts provisional, or none judged for biases beyond the limit; 2 bad input, or a mock\n" +
 	"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n" +
 	"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n" +
 	"written, marked PARTIAL.\n"
@@ -77,12 +84,12 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "results folder (default results/NAME-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&o.target, "target", "", "base URL of a running mock service (default: start one in-process)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the mock service's admin routes")
-	fs.Float64Var(&o.overrides.TimeScale, "time-scale", 0, "override the file's time scale")
-	fs.IntVar(&o.overrides.Runs, "runs", 0, "override the file's runs per cell")
-	fs.IntVar(&o.overrides.Records, "records", 0, "override the file's records per run")
+	fs.Float64Var(&o.overrides.TimeScale, "time-scale", 0, "override the file's time scale (its real_time cells stay at 1)")
+	fs.IntVar(&o.overrides.Runs, "runs", 0, "override the file's runs per cell (calibration pairs above it come down to it)")
+	fs.IntVar(&o.overrides.Records, "records", 0, "override the file's records per run (the cells of its batches keep theirs)")
 	fs.DurationVar(&o.wait, "wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
-	fs.IntVar(&o.calibrationPairs, "calibration-runs", -1, fmt.Sprintf("override the file's calibration pairs (-1: the file's, by default %d): runs 1 to N of every cell a\n"+
+	fs.IntVar(&o.calibrationPairs, "calibration-runs", -1, fmt.Sprintf("override the file's calibration pairs (-1: the file's; %d when it has none): runs 1 to N of every cell a\n"+
 		"hypothesis on rates or durations reads are run again, right after each, at time scale 1 with the same seed, and\n"+
 		"each cell's bias is the median of its pairs' rate ratios; 0 turns the calibration off (those verdicts are then\n"+
 		"labelled uncalibrated). A value other than the locked design's makes the run exploratory", design.DefaultCalibrationPairs))
