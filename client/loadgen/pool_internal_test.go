@@ -32,9 +32,13 @@ func TestSendersAreReused(t *testing.T) {
 		g.runOpen(ctx, RampPacer{Schedule: sc, Mode: ArrivalsUniform, Unit: g.unit})
 		cancel()
 		g.client.close()
-		if g.sent+g.behind != 400 || g.replies[ReplyOnTime] != g.sent || g.senders > 40 {
-			t.Errorf("%s: sent %d, behind %d, on time %d, with %d senders; want 400 through a few senders",
-				client, g.sent, g.behind, g.replies[ReplyOnTime], g.senders)
+		// The last arrivals may still await their answer when the run's
+		// two seconds end (pending: a cold machine under -race); every
+		// other one is answered on time.
+		onTime, pending := g.replies[ReplyOnTime], g.replies[ReplyPending]
+		if g.sent+g.behind != 400 || onTime+pending != g.sent || pending > 2 || g.senders > 40 {
+			t.Errorf("%s: sent %d, behind %d, replies %v, with %d senders; want 400 answered on time through a few senders",
+				client, g.sent, g.behind, g.replies, g.senders)
 		}
 		t.Logf("%s: %d senders for %d requests", client, g.senders, g.sent)
 	}
