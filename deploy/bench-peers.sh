@@ -321,7 +321,7 @@ wait_quiet() {
 		a=$(snap); sleep 1; b=$(snap)
 		pct=$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ")
 			t = (y[3] - x[3]) + (y[6] - x[6]); o = (y[1] - x[1]) + (y[4] - x[4]) - (y[7] - x[7])
-			printf "%.0f", t > 0 ? 100 * o / t : 0 }')
+			printf "%.0f", (t > 0 ? 100 * o / t : 0) }')
 		((pct >= 5)) || return 0
 		((SECONDS < deadline)) || { echo "  (the machine stayed busy: other processes at ${pct}% after ${QUIET_WAIT} s; running anyway)"; return 0; }
 	done
