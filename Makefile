@@ -6,27 +6,33 @@ PROFILE  ?= healthy
 
 COMPOSE  ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: all build run conditions adaptive mock static image up down test lint bench reliability clean
+.PHONY: all build install run conditions adaptive mock static image up down test lint bench reliability clean
 
 all: build
 
+# -buildvcs=auto: loadlab version names the commit even where GOFLAGS
+# turns VCS stamping off.
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
+
+# loadlab and mockservice into $(go env GOBIN), else $(go env GOPATH)/bin.
+install:
+	$(GO) install -buildvcs=auto ./cmd/...
 
 # The main job: the replication experiment (in-process mock service, each
 # client run a CPU-limited child process), its table, verdicts and reports.
 run: build
-	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v4.yaml $(EXPERIMENT_FLAGS)
+	./$(BIN)/loadlab experiment --file experiments/replication.yaml --hypotheses experiments/hypotheses-v5.yaml $(EXPERIMENT_FLAGS)
 
 # Conditions that change: phased scenarios, network faults and a crashing
 # system of record (experiments/conditions.yaml).
 conditions: build
-	./$(BIN)/loadlab experiment --file experiments/conditions.yaml --hypotheses experiments/conditions-hypotheses.yaml $(EXPERIMENT_FLAGS)
+	./$(BIN)/loadlab experiment --file experiments/conditions.yaml --hypotheses experiments/conditions-hypotheses-v2.yaml $(EXPERIMENT_FLAGS)
 
 # Adaptive limits (C5-aimd, C5-vegas) and retries (C2-retries, C6) beside
 # the static budgets, steady and phased.
 adaptive: build
-	./$(BIN)/loadlab experiment --file experiments/adaptive.yaml --hypotheses experiments/adaptive-hypotheses.yaml $(EXPERIMENT_FLAGS)
+	./$(BIN)/loadlab experiment --file experiments/adaptive.yaml --hypotheses experiments/adaptive-hypotheses-v2.yaml $(EXPERIMENT_FLAGS)
 
 # The mock dependencies alone, for loadlab run / load against them.
 mock: build
@@ -37,7 +43,7 @@ mock: build
 # the host) share.
 static:
 	rm -rf out && mkdir -p out/static out/experiments out/empty
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o out/static/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath -ldflags='-s -w' -o out/static/ ./cmd/...
 	cp experiments/*.yaml experiments/*.lock out/experiments/
 
 # The image, without pulling anything: FROM scratch around out/.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -22,9 +23,12 @@ import (
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
+// The replication's files in the repository, which loadlab preregister
+// locks; loadlab experiment reads the same files built into loadlab unless
+// --file or --hypotheses names one on disk.
 const (
-	defaultExperiment = "experiments/replication.yaml"
-	defaultHypotheses = "experiments/hypotheses-v4.yaml"
+	defaultExperiment = "experiments/" + experiments.Replication
+	defaultHypotheses = "experiments/" + experiments.ReplicationHypotheses
 )
 
 const experimentSynopsis = "Runs the experiment matrix: every strategy × scenario × client CPU setting, several runs per cell, each\n" +
@@ -79,8 +83,9 @@ type experimentOptions struct {
 
 // bind declares the flags into o.
 func (o *experimentOptions) bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.file, "file", defaultExperiment, "experiment file")
-	fs.StringVar(&o.hypotheses, "hypotheses", defaultHypotheses, "preregistered hypotheses (must match their lock; see loadlab preregister)")
+	fs.StringVar(&o.file, "file", "", "experiment file (default: the replication built into loadlab, "+defaultExperiment+")")
+	fs.StringVar(&o.hypotheses, "hypotheses", "", "preregistered hypotheses (must match their lock; see loadlab preregister)\n"+
+		"(default: those built into loadlab, "+defaultHypotheses+", and their lock)")
 	fs.StringVar(&o.out, "out", "", "results folder (default results/NAME-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&o.target, "target", "", "base URL of a running mock service (default: start one in-process)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the mock service's admin routes")
@@ -118,6 +123,9 @@ type plannedExperiment struct {
 	design.Experiment
 	shard *plan.Shard
 	dir   string
+	// file and hypotheses name the files read, "(built in)" when they are
+	// loadlab's own.
+	file, hypotheses string
 }
 
 func runExperiment(args []string, stdout io.Writer) error {
@@ -157,7 +165,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 // anything runs, the results folder included.
 func (o *experimentOptions) load() (plannedExperiment, error) {
 	var pe plannedExperiment
-	exp, err := design.Load(o.file, o.hypotheses, o.overrides)
+	var ef, hf design.Files
+	var file, hyp string
+	ef, file, pe.file = builtIn(o.file, experiments.Replication, defaultExperiment)
+	hf, hyp, pe.hypotheses = builtIn(o.hypotheses, experiments.ReplicationHypotheses, defaultHypotheses)
+	exp, err := design.LoadFrom(ef, hf, file, hyp, o.overrides)
 	if err != nil {
 		return pe, usageErr("%v", experimentFlags.Rename(err))
 	}
@@ -180,6 +192,7 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 		}
 	}
 	if o.calibration.Only {
+		pe.dir = "" // nothing is written
 		return pe, nil
 	}
 	// The folder must take the results before hours of runs, not after. A
@@ -194,8 +207,23 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	return pe, nil
 }
 
-// announce says on stderr where the experiment runs and what it is.
+// builtIn says where a file is read: from disk when given, else the file
+// name built into loadlab; and how the results name it.
+func builtIn(given, name, repoPath string) (files design.Files, path, shown string) {
+	if given != "" {
+		return design.OS, given, given
+	}
+	return experiments.Files, name, repoPath + " (built in)"
+}
+
+// announce says on stderr where the experiment runs and what it is, and
+// where its results go.
 func announce(pe plannedExperiment) {
+	fmt.Fprintf(os.Stderr, "loadlab experiment: %s with %s\n", pe.file, pe.hypotheses)
+	if pe.dir != "" {
+		dir, _ := filepath.Abs(pe.dir)
+		fmt.Fprintf(os.Stderr, "loadlab experiment: results will be written to %s\n", dir)
+	}
 	rt := cpulimit.ReadRuntime()
 	fmt.Fprintf(os.Stderr, "loadlab experiment: GOMAXPROCS %d, NumCPU %d, CPU quota %s; %d cells × %d runs\n",
 		rt.GOMAXPROCS, rt.NumCPU, rt.Quota(), len(pe.Spec.Cells()), pe.Spec.Runs)
@@ -218,8 +246,9 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		return nil, err
 	}
 	defer mock.stop()
-	cfg := runner.Config{Spec: pe.Spec, Hypotheses: pe.Hypotheses, Lock: pe.Lock, ExperimentFile: o.file, HypothesesFile: o.hypotheses,
-		Binary: bin, Target: mock.url,
+	cfg := runner.Config{Spec: pe.Spec, Hypotheses: pe.Hypotheses, Lock: pe.Lock, ExperimentFile: pe.file, HypothesesFile: pe.hypotheses,
+		ExperimentSHA256: pe.SpecSHA256,
+		Binary:           bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
 		Mocks: inProcessMocks{}, Restarter: mock.restarter}
 	if o.realTimeTarget != "" {

@@ -10,6 +10,7 @@
 //	loadlab load                   open or closed load against an endpoint, every request one outcome
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
+//	loadlab version                the module version, VCS revision and Go version
 package main
 
 import (
@@ -38,7 +39,7 @@ func main() {
 const usage = `Usage: loadlab COMMAND [flags]
 
 Commands:
-  experiment             run the replication matrix (experiments/replication.yaml), judge the
+  experiment             run the replication matrix (built in, or --file), judge the
                          preregistered hypotheses, write results.json, report.md, report.html
   preregister            lock the hypotheses file's SHA-256 before the first run
   check DIR              re-judge a results folder and print the verdicts
@@ -59,12 +60,24 @@ Commands:
                          (48 seeded requests, 8 workers, FIFO queue, client limits)
   simulate admission     exact model of the admission load test
                          (one-second steps, open ramp or closed users, bounded queue, timeouts)
+  version                the module version, VCS revision and Go version of this binary
 
 Run "loadlab COMMAND --help" for a command's flags.
 
 Exit codes, for every command: 0 clean; 1 records, requests or runs failed; 2 bad input,
 or a target unfit for the command (nothing sent); 130 interrupted (SIGINT or SIGTERM):
 what was measured is written, marked partial.
+`
+
+const simulateUsage = `Usage: loadlab simulate MODEL [flags]
+
+Models:
+  concurrency   exact model of the published concurrency simulation
+                (48 seeded requests, 8 workers, FIFO queue, client limits)
+  admission     exact model of the admission load test
+                (one-second steps, open ramp or closed users, bounded queue, timeouts)
+
+Run "loadlab simulate MODEL --help" for a model's flags.
 `
 
 // exitError carries an exit code.
@@ -127,6 +140,8 @@ func dispatch(args []string, stdout io.Writer) error {
 		}
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout)
 	case "run":
 		return runRecords(args[1:], stdout)
 	case "load":
@@ -153,7 +168,7 @@ func dispatch(args []string, stdout io.Writer) error {
 		case "admission":
 			return simulateAdmission(args[2:], stdout)
 		case "-h", "--help", "-help":
-			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, simulateUsage)
 			return nil
 		}
 		return usageErr("simulate: unknown model %q (concurrency or admission)", args[1])

@@ -181,7 +181,7 @@ func TestShardBadInput(t *testing.T) {
 	}
 	// The advised cells' probes would differ by machine: no split.
 	var out, errb bytes.Buffer
-	if code := run([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses-v4.yaml", "--shard", "0/2"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "experiment: --shard: 0/2: the matrix cannot be split: the advised cells") {
+	if code := run([]string{"experiment", "--file", "../../experiments/replication.yaml", "--hypotheses", "../../experiments/hypotheses-v5.yaml", "--shard", "0/2"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "experiment: --shard: 0/2: the matrix cannot be split: the advised cells") {
 		t.Errorf("replication.yaml in shards: exit %d, %q", code, errb.String())
 	}
 }

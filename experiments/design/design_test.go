@@ -105,15 +105,10 @@ func TestCommittedFilesAreValidAndLocked(t *testing.T) {
 		spec, hyp string
 		rules     Rules
 	}{
-		{"results/replication-first/results.json", "hypotheses.yaml", RulesRangeV1},
-		{"results/replication-v2/results.json", "hypotheses-v2.yaml", RulesPairedV2},
-		{"results/replication-v3/results.json", "hypotheses-v3.yaml", RulesPairedV2},
-		{"replication.yaml", "hypotheses-v4.yaml", RulesPairedV3},
-		{"container.yaml", "container-hypotheses.yaml", RulesRangeV1},
-		{"results/container-v2/results.json", "container-hypotheses-v2.yaml", RulesPairedV2},
-		{"container.yaml", "container-hypotheses-v3.yaml", RulesPairedV3},
-		{"adaptive.yaml", "adaptive-hypotheses.yaml", RulesPairedV2},
-		{"conditions.yaml", "conditions-hypotheses.yaml", RulesPairedV2},
+		{"replication.yaml", "hypotheses-v5.yaml", RulesPairedV3},
+		{"container.yaml", "container-hypotheses-v4.yaml", RulesPairedV3},
+		{"adaptive.yaml", "adaptive-hypotheses-v2.yaml", RulesPairedV2},
+		{"conditions.yaml", "conditions-hypotheses-v2.yaml", RulesPairedV2},
 	}
 	files, err := filepath.Glob("../*hypotheses*.yaml")
 	if err != nil {

@@ -44,7 +44,7 @@ func FuzzLoadHypotheses(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, p := range []string{"../hypotheses.yaml", "../container-hypotheses.yaml", "../hypotheses-v2.yaml", "../container-hypotheses-v2.yaml"} {
+	for _, p := range []string{"../hypotheses-v5.yaml", "../container-hypotheses-v4.yaml"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

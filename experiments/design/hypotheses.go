@@ -10,7 +10,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
 // Op is how a hypothesis compares its value with its threshold.
@@ -200,8 +199,12 @@ type hypothesesFile struct {
 // cells or metrics are refused before any run. Errors name file, line and
 // field.
 func LoadHypotheses(path string, spec Spec) ([]Hypothesis, error) {
+	return loadHypotheses(OS, path, spec)
+}
+
+func loadHypotheses(files Files, path string, spec Spec) ([]Hypothesis, error) {
 	var f hypothesesFile
-	root, err := yamlfile.Read(path, &f)
+	root, err := readYAML(files, path, &f)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package design
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -55,29 +56,54 @@ type Experiment struct {
 	Spec       Spec
 	Hypotheses []Hypothesis
 	Lock       Lock
+	// SpecSHA256 is the hex SHA-256 of the experiment file's bytes.
+	SpecSHA256 string
 }
+
+// Files reads the files an experiment names: OS reads the file system;
+// an embed.FS (the files built into loadlab) reads by base name.
+type Files interface {
+	ReadFile(name string) ([]byte, error)
+}
+
+type osFiles struct{}
+
+func (osFiles) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// OS reads files from the file system, paths as given.
+var OS Files = osFiles{}
 
 // Load reads the experiment file with overrides and the hypotheses file,
 // and checks the hypotheses against their lock (ErrLockMismatch when they
 // no longer match it, or have none). Errors name the file, the line and
 // the field, or the overridden field.
 func Load(experiment, hypotheses string, o Overrides) (Experiment, error) {
-	spec, err := LoadSpec(experiment)
+	return LoadFrom(OS, OS, experiment, hypotheses, o)
+}
+
+// LoadFrom is Load with the experiment file read from ef and the
+// hypotheses file and its lock from hf.
+func LoadFrom(ef, hf Files, experiment, hypotheses string, o Overrides) (Experiment, error) {
+	spec, err := loadSpec(ef, experiment)
 	if err != nil {
 		return Experiment{}, err
 	}
 	if spec, err = spec.With(o); err != nil {
 		return Experiment{}, err
 	}
-	hs, err := LoadHypotheses(hypotheses, spec)
+	hs, err := loadHypotheses(hf, hypotheses, spec)
 	if err != nil {
 		return Experiment{}, err
 	}
-	lock, err := CheckLock(hypotheses)
+	lock, err := checkLock(hf, hypotheses)
 	if err != nil {
 		return Experiment{}, fmt.Errorf("refusing to judge: %w", err)
 	}
-	return Experiment{Spec: spec, Hypotheses: hs, Lock: lock}, nil
+	sum, err := fileSHA256(ef, experiment)
+	if err != nil {
+		return Experiment{}, err
+	}
+	return Experiment{Spec: spec, Hypotheses: hs, Lock: lock, SpecSHA256: sum}, nil
 }
 
 // Exploratory says how the experiment differs from the design its

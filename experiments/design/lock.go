@@ -141,7 +141,11 @@ func LockPath(hypotheses string) string {
 
 // FileSHA256 returns the hex SHA-256 of a file.
 func FileSHA256(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	return fileSHA256(OS, path)
+}
+
+func fileSHA256(files Files, path string) (string, error) {
+	b, err := files.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -178,15 +182,19 @@ var ErrLockMismatch = errors.New("hypotheses file does not match its preregistra
 
 // CheckLock verifies a hypotheses file against its lock.
 func CheckLock(hypotheses string) (Lock, error) {
+	return checkLock(OS, hypotheses)
+}
+
+func checkLock(files Files, hypotheses string) (Lock, error) {
 	var l Lock
-	b, err := os.ReadFile(LockPath(hypotheses))
+	b, err := files.ReadFile(LockPath(hypotheses))
 	if err != nil {
 		return l, fmt.Errorf("%w: no lock (%v); run loadlab preregister first", ErrLockMismatch, err)
 	}
 	if err := json.Unmarshal(b, &l); err != nil {
 		return l, fmt.Errorf("lock %s: %w", LockPath(hypotheses), err)
 	}
-	sum, err := FileSHA256(hypotheses)
+	sum, err := fileSHA256(files, hypotheses)
 	if err != nil {
 		return l, err
 	}

@@ -73,8 +73,12 @@ func (p *problem) located(file string, root *yaml.Node) error {
 // LoadSpec reads and validates an experiment file. Errors name the file,
 // the line and the field.
 func LoadSpec(path string) (Spec, error) {
+	return loadSpec(OS, path)
+}
+
+func loadSpec(files Files, path string) (Spec, error) {
 	var s Spec
-	root, err := yamlfile.Read(path, &s)
+	root, err := readYAML(files, path, &s)
 	if err != nil {
 		return s, err
 	}
@@ -87,6 +91,16 @@ func LoadSpec(path string) (Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// readYAML decodes path, read from files, strictly into v (yamlfile.Read
+// for any Files).
+func readYAML(files Files, path string, v any) (*yaml.Node, error) {
+	data, err := files.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{File: path, Err: err}
+	}
+	return yamlfile.Decode(path, data, v)
 }
 
 // Validate checks the spec; an error names the field.

@@ -59,7 +59,7 @@ func asJSON(t *testing.T, v any) string {
 // the order they are given in.
 func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
 	// Not parallel, for the same reason (CPU-heavy under -race).
-	for _, dir := range []string{"../results/conditions-v1", "../results/replication-v2"} {
+	for _, dir := range []string{"../results/conditions-v1", "../results/container-v3"} {
 		res, err := ReadResults(dir + "/results.json")
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +134,7 @@ func TestMergeRefuses(t *testing.T) {
 // Results written before runs kept their kind of CPU limit are read with
 // it, from its description.
 func TestReadResultsGivesEveryRunItsLimitKind(t *testing.T) {
-	res, err := ReadResults("../results/replication-v2/results.json")
+	res, err := ReadResults("../results/conditions-v1/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}

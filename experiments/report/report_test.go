@@ -14,11 +14,12 @@ import (
 )
 
 var committed = sync.OnceValues(func() (*judge.Results, error) {
-	return judge.ReadResults("../results/replication-first/results.json")
+	return judge.ReadResults("../exptest/testdata/range-v1/results.json")
 })
 
-// committedResults is the committed first results, read once (4 MB of
-// JSON); each test gets its own copy of the verdicts to change.
+// committedResults is the first results of the replication under the
+// range-v1 rules (format 1: metrics kept, no raw data; the client's
+// timelines left out of this copy), read once; each test gets its own copy of the verdicts to change.
 func committedResults(t *testing.T) *judge.Results {
 	t.Helper()
 	r, err := committed()
@@ -35,7 +36,7 @@ func committedResults(t *testing.T) *judge.Results {
 // columns added since: rendering moved, the report did not change.
 func TestMarkdownOfTheCommittedResults(t *testing.T) {
 	res := committedResults(t)
-	want, err := os.ReadFile("../results/replication-first/report.md")
+	want, err := os.ReadFile("../exptest/testdata/range-v1/report.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,11 @@ type Config struct {
 	// of another design is labelled exploratory.
 	Lock design.Lock
 	// ExperimentFile and HypothesesFile are the files Spec and Hypotheses
-	// were read from, which the results name with their SHA-256.
+	// were read from, which the results name with their SHA-256;
+	// ExperimentSHA256 is the experiment file's, when it was not read from
+	// ExperimentFile on disk (a file built into loadlab).
 	ExperimentFile, HypothesesFile string
+	ExperimentSHA256               string
 	// Binary is the loadlab executable started for every client run.
 	Binary string
 	// Target is the mock service's base URL (required). Its time scale
@@ -151,7 +154,8 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	res := &judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: r.cfg.Hypotheses,
 		Environment: ReadEnvironment(), Target: r.cfg.Target, Started: time.Now().UTC(), Lock: r.cfg.Lock,
 		ExperimentFile: r.cfg.ExperimentFile, HypothesesFile: r.cfg.HypothesesFile, HypothesesSHA256: r.cfg.Lock.SHA256}
-	if r.cfg.ExperimentFile != "" {
+	res.ExperimentSHA256 = r.cfg.ExperimentSHA256
+	if res.ExperimentSHA256 == "" && r.cfg.ExperimentFile != "" {
 		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
 	}
 	ex := &execution{Runner: r, mock: mock, bias: r.planBias()}
