@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -133,5 +134,21 @@ func TestExploratoryVerdictsAreNotFindings(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "0 supported, 1 refuted, 0 inconclusive.\n") {
 		t.Error("an exploratory refutation is counted as a finding")
+	}
+}
+
+// The reports come with the answer as image files, one per CPU setting,
+// to show elsewhere (the README shows the replication's).
+func TestWriteReportsWritesTheAnswer(t *testing.T) {
+	res := committedResults(t)
+	dir := t.TempDir()
+	if err := WriteReports(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range res.Experiment.CPUs {
+		b, err := os.ReadFile(filepath.Join(dir, "accepted-"+cpu.Name+".svg"))
+		if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("Accepted records per second, "+cpu.Name)) {
+			t.Errorf("accepted-%s.svg: %v, %.60q", cpu.Name, err, b)
+		}
 	}
 }
