@@ -62,6 +62,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'TestNoDevelopmentProcessWords' .
 
 # Packages whose tests use neither real time as their subject nor child
 # processes run two at a time; every other package (real-time tests,
@@ -86,7 +87,8 @@ test: lint
 	$(GO) test -race -vet=off -count=1 -p 2 -timeout 14m $(addprefix ./,$(PARALLEL_PKGS))
 	$(GO) test -race -vet=off -count=1 -p 1 -parallel 4 -timeout 14m $$($(GO) list ./... | grep -vxF $(addprefix -e ,$(PARALLEL_IMPORTS)))
 
-# The figures of the README's Reliability section: a minute of load each,
+# The figures of the mock service's and the client's reliability sections
+# (mockservice/README.md, client/README.md): a minute of load each,
 # kept out of make test.
 reliability:
 	LOADLAB_MEMORY=1 $(GO) test -count=1 -run GeneratorMemory -v ./client/loadgen

@@ -65,8 +65,9 @@ type Dependency struct {
 	// body.
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Success, Rejection and Retryable are HTTP statuses. Any other answer
-	// is an error. Retryable is recorded for the retry budgets to come; no
-	// call is retried today.
+	// is an error. Retryable is validated and recorded only: with retries
+	// on (loadlab run --retries, C6), every rejection, call timeout and
+	// transport error is retried, whatever it says.
 	Success   []int `yaml:"success,omitempty" json:"success"`
 	Rejection []int `yaml:"rejection,omitempty" json:"rejection"`
 	Retryable []int `yaml:"retryable,omitempty" json:"retryable,omitempty"`

@@ -32,8 +32,8 @@ import (
 //
 // Knobs to take the overhead apart: OVERHEAD_FIXED=1 makes every enrichment
 // exactly 12 ms (calls then start and end in step, and wait for the CPU
-// together); OVERHEAD_COARSE=1 makes the mock service end its service
-// times with the runtime's timers instead of its precise ones;
+// together); OVERHEAD_PRECISE=1 makes the mock service end its service
+// times with its precise timers instead of the runtime's (off by default);
 // OVERHEAD_STRATEGY=sequential (or bounded:N, or any --strategy value)
 // replaces C2.
 func BenchmarkCallOverhead(b *testing.B) {
@@ -46,8 +46,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 		cfg.Profiles[config.ProfileHealthy] = p
 	}
 	cfg.RequestLogCap = 0
-	if os.Getenv("OVERHEAD_COARSE") != "" {
-		cfg.Enrichment.PreciseTimers, cfg.Records.PreciseTimers = false, false
+	if os.Getenv("OVERHEAD_PRECISE") != "" {
+		cfg.Enrichment.PreciseTimers, cfg.Records.PreciseTimers = true, true
 	}
 	m := startMock(b, cfg)
 	reg := prometheus.NewRegistry()

@@ -92,8 +92,7 @@ func Exploratory(l Lock, spec Spec, rules Rules) string {
 		diff = append(diff, fmt.Sprintf("%d cells, locked %d (%s)", len(got.Cells), len(want.Cells), cellDiff(got.Cells, want.Cells)))
 	}
 	// A lock written before the advise section was part of the design
-	// (hypotheses-v3's first, which judged results/replication-v3) does
-	// not fix it.
+	// does not fix it.
 	if want.Advise != nil && !reflect.DeepEqual(got.Advise, want.Advise) {
 		diff = append(diff, "the advise section (how the advised strategy is made) differs from the locked one")
 	}

@@ -95,8 +95,8 @@ type Station struct {
 	// netpoller wakes at millisecond granularity, are late by 0.2–0.8 ms:
 	// that lateness is added to every call a client measures. The cost is
 	// a thread per service in its last 2 ms, and a client leaving (with
-	// CancelOnDisconnect) noticed at the end of them. On in the defaults;
-	// the zero value is off.
+	// CancelOnDisconnect) noticed at the end of them. Off by default (the
+	// replay endpoint turns them on).
 	PreciseTimers bool `yaml:"precise_timers" json:"precise_timers"`
 }
 

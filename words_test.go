@@ -1,0 +1,67 @@
+// The product speaks of the product: no words of its own development
+// process (issue numbers and names, reviews, agents) and no paths outside
+// the repository, in any tracked file a user reads or runs. Records that
+// runs wrote (results.json, reports, locks) are kept as written.
+package loadlab_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// processWords are the phrases refused, each with why.
+var processWords = []struct {
+	re  *regexp.Regexp
+	why string
+}{
+	{regexp.MustCompile(`(?i)\bissues? ?#?[0-9]+`), "an issue number"},
+	{regexp.MustCompile(`(?i)\b(next|previous|this|that|earlier|later|layout|performance|rooms|front-door)[ -]issue\b`), "an issue named"},
+	{regexp.MustCompile(`(?i)\b(from|in) the issue\b|\bthe issue's\b`), "an issue named"},
+	{regexp.MustCompile(`(?i)\breview(s|ed|er|ers)?\b`), "a review"},
+	{regexp.MustCompile(`(?i)\bsub-?agents?\b`), "an agent"},
+	{regexp.MustCompile(`\.\./shared|\bshared/seeds\b|\bseeds/`), "a path outside the repository"},
+}
+
+// recorded are files that runs wrote: evidence, kept byte for byte.
+func recorded(path string) bool {
+	switch filepath.Base(path) {
+	case "results.json", "report.md", "report.html":
+		return true
+	}
+	return strings.HasSuffix(path, ".lock")
+}
+
+func TestNoDevelopmentProcessWords(t *testing.T) {
+	out, err := exec.Command("git", "ls-files").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) < 100 {
+		t.Fatalf("git ls-files listed %d files", len(files))
+	}
+	for _, path := range files {
+		if recorded(path) || path == "words_test.go" {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			for _, w := range processWords {
+				if m := w.re.FindString(sc.Text()); m != "" {
+					t.Errorf("%s:%d: %q is %s: say what the product does, or leave it to the git log", path, n, m, w.why)
+				}
+			}
+		}
+		f.Close()
+	}
+}
