@@ -18,6 +18,7 @@ build:
 # loadlab and mockservice into $(go env GOBIN), else $(go env GOPATH)/bin.
 install:
 	$(GO) install -buildvcs=auto ./cmd/...
+	@echo "installed loadlab and mockservice into $$(d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})"
 
 # The main job: the replication experiment (in-process mock service, each
 # client run a CPU-limited child process), its table, verdicts and reports.
