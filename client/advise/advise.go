@@ -98,7 +98,8 @@ func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64
 		}
 		c, ok := probes[name]
 		if !ok {
-			return Advice{}, fmt.Errorf("no probe of dependency %q", name)
+			return Advice{}, fmt.Errorf("no probe of dependency %q of pipeline %s (its dependencies: %s)%s", name, p.Name,
+				strings.Join(p.Names(), ", "), unknownProbes(probes, p))
 		}
 		d, warn, err := advise(name, c)
 		if err != nil {
@@ -147,15 +148,21 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 	if m := steps[0].MeanSeconds; m != nil && *m > 0 {
 		d.ServiceTimeSeconds = *m
 	}
-	if c.Knee != nil {
+	rejected := c.RejectionsBeginAt != nil
+	switch {
+	case c.Knee != nil:
 		d.Permits, d.PermitsFrom = *c.Knee, "the knee"
-	} else {
+	case rejected:
+		// No knee before it refused: its limit is where refusals begin,
+		// and the budget stays below it (next).
+		d.Permits = steps[len(steps)-1].Concurrency
+	default:
 		d.Permits = steps[len(steps)-1].Concurrency
 		d.PermitsFrom = "no knee: the highest concurrency probed"
 		warn = append(warn, fmt.Sprintf("%s: no knee up to %d: its budget is the highest concurrency probed, and the rate measured there bounds it "+
 			"(a lower bound on what %s can take; probing further may allow more)", name, d.Permits, name))
 	}
-	if rb := c.RejectionsBeginAt; rb != nil && d.Permits >= *rb {
+	if rb := c.RejectionsBeginAt; rejected && d.Permits >= *rb {
 		// The highest step probed below the first rejection: between it and
 		// the rejection nothing was measured.
 		below := 0
@@ -225,4 +232,21 @@ func pathMismatch(d *pipeline.Dependency, target string) string {
 		return fmt.Sprintf("%s: its probe was of %s, and its calls go to path %s: is it the right probe?", d.Name, target, path)
 	}
 	return ""
+}
+
+// unknownProbes says which probes name no dependency of p, and that
+// --pipeline names one's own: ", and the probes of lookup, ledger are of
+// none of them: give your pipeline with --pipeline FILE".
+func unknownProbes(probes map[string]Capacity, p *pipeline.Pipeline) string {
+	var none []string
+	for name := range probes {
+		if p.Dependency(name) == nil {
+			none = append(none, name)
+		}
+	}
+	if len(none) == 0 {
+		return ""
+	}
+	slices.Sort(none)
+	return fmt.Sprintf("; the probes of %s are of none of them: give your pipeline with --pipeline FILE", strings.Join(none, ", "))
 }

@@ -86,8 +86,18 @@ func WriteResult(w io.Writer, r Result) error {
 	if r.WriteUnknown > 0 {
 		fmt.Fprintf(w, "Writes of unknown outcome (sent, never answered; --json lists their record ids): %d\n", r.WriteUnknown)
 	}
-	fmt.Fprintf(w, "Duration %.2f real s = %.2f lab s (time scale %g); accepted %.2f records per lab second (%.2f per real second)\n",
-		r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
+	accepted := r.Complete + r.Incomplete
+	share := ""
+	if r.Records > 0 {
+		share = fmt.Sprintf(" (%.0f%%)", 100*float64(accepted)/float64(r.Records))
+	}
+	if r.TimeScale == 1 {
+		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f s: %.2f records per second\n",
+			accepted, r.Records, share, r.DurationSeconds, r.AcceptedPerRealSecond)
+	} else {
+		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f real s = %.2f lab s (time scale %g): %.2f records per lab second (%.2f per real second)\n",
+			accepted, r.Records, share, r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
+	}
 	if r.DurationLimit > 0 {
 		fmt.Fprintf(w, "Time-bounded: records began for %g lab s, then those in progress finished; clock started %s",
 			r.DurationLimit, r.StartedAt.Format(time.RFC3339Nano))

@@ -144,6 +144,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if o.jsonLines {
 		o.lines = &jsonLineWriter{w: stdout}
 	}
+	for flagName, v := range map[string]string{"--target": o.target, "--real-time-target": o.realTimeTarget} {
+		if err := checkURL("experiment", flagName, v); err != nil {
+			return err
+		}
+	}
 	pe, err := o.load()
 	if err != nil {
 		return err
@@ -254,7 +259,7 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 	if o.realTimeTarget != "" {
 		cfg.Mocks = runningMock(o.realTimeTarget)
 	}
-	progress := runner.Progresses{newProgressPrinter(os.Stderr)}
+	progress := runner.Progresses{runner.NewPrinter(os.Stderr, isTerminal(os.Stderr))}
 	if o.lines != nil {
 		progress = append(progress, runLines{lines: o.lines, shard: pe.shard})
 	}

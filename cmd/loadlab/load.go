@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
@@ -27,13 +28,15 @@ const loadSynopsis = "Drives an HTTP endpoint with the open or closed generator 
 	"segment 0 resets the mock service, before the start; a generator not ready by --start-at exits 2, sending\n" +
 	"nothing. Write each segment's --json to a file and combine them with loadlab merge --out FILE SEGMENT...\n\n" +
 	"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n" +
-	"unreachable, silent or mismatched target (nothing sent); 130 interrupted: the partial result is printed.\n"
+	"unreachable, silent or mismatched target (nothing sent); 99 a --threshold breached (before 1); 130\n" +
+	"interrupted: the partial result is printed.\n"
 
 // loadOptions is loadlab load's command line.
 type loadOptions struct {
 	run         compare.AdmissionLoad
 	metricsAddr string
 	asJSON      bool
+	thresholds  threshold.Flag
 }
 
 func runLoad(args []string, stdout io.Writer) error {
@@ -75,6 +78,13 @@ func runLoad(args []string, stdout io.Writer) error {
 	if err := writeLoad(stdout, res, o.asJSON); err != nil {
 		return err
 	}
+	out := stdout
+	if o.asJSON {
+		out = os.Stderr
+	}
+	if err := threshold.Report(out, "load", o.thresholds.List, res.Result.Figures(), float64(res.Requests)); err != nil && !res.Partial {
+		return err
+	}
 	return loadExit(o.run.Generator(), res.Result)
 }
 
@@ -97,12 +107,18 @@ func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
 	fs.BoolVar(&o.run.Model, "compare-model", false, "also run the admission model with the same parameters and print both side by side")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
+	o.thresholds.Names = threshold.Names(loadgen.Result{}.Figures())
+	fs.Var(&o.thresholds, "threshold", threshold.Usage("requests", "on_time>=99%, rejected==0, p99_ms<300",
+		"p50_ms, p90_ms, p95_ms, p99_ms, max_ms\n(latency from the scheduled time of the requests answered on time, in lab ms)"))
 	segment := fs.String("segment", "", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+
 		"one of n generators sharing --target and --start-at; merge their --json results with loadlab merge")
 	startAt := fs.String("start-at", "", "begin model second 0 at this wall-clock time (RFC 3339 with nanoseconds, e.g. from\n"+
 		"date -u -d +20sec +%Y-%m-%dT%H:%M:%S.%NZ), after identifying (and resetting) the target; a time already\n"+
 		"past when the generator is ready exits 2, nothing sent; required with --segment i/n when n > 1")
 	if err := parse(args); err != nil {
+		return o, err
+	}
+	if err := checkURL("load", "--target", cfg.Target); err != nil {
 		return o, err
 	}
 	if err := segmentFlags(cfg, *segment, *startAt); err != nil {

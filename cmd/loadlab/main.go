@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/threshold"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 func main() {
@@ -65,8 +67,8 @@ Commands:
 Run "loadlab COMMAND --help" for a command's flags.
 
 Exit codes, for every command: 0 clean; 1 records, requests or runs failed; 2 bad input,
-or a target unfit for the command (nothing sent); 130 interrupted (SIGINT or SIGTERM):
-what was measured is written, marked partial.
+or a target unfit for the command (nothing sent); 99 a --threshold of run or load breached;
+130 interrupted (SIGINT or SIGTERM): what was measured is written, marked partial.
 `
 
 const simulateUsage = `Usage: loadlab simulate MODEL [flags]
@@ -111,8 +113,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	var ee *exitError
+	var breach *threshold.Breach
 	switch {
 	case errors.As(err, &ee):
+	case errors.As(err, &breach):
+		ee = &exitError{code: threshold.ExitBreached, err: err}
 	case errors.Is(err, context.Canceled):
 		// Interrupted before anything was measured: nothing to write.
 		ee = &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted before the first request: %w", err)}
@@ -173,7 +178,29 @@ func dispatch(args []string, stdout io.Writer) error {
 		}
 		return usageErr("simulate: unknown model %q (concurrency or admission)", args[1])
 	}
-	return usageErr("unknown command %q (see loadlab --help)", args[0])
+	hint := ""
+	if c := field.Closest(args[0], commands); c != "" {
+		hint = fmt.Sprintf("; did you mean %q?", c)
+	}
+	return usageErr("unknown command %q%s (see loadlab --help)", args[0], hint)
+}
+
+var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "load", "simulate", "version", "help"}
+
+// flagHint is "; did you mean --records?" for a flag fs lacks that is a
+// typo of one it has.
+func flagHint(fs *flag.FlagSet, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c := field.Closest(strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-"), names); c != "" {
+		return fmt.Sprintf("; did you mean --%s?", c)
+	}
+	return ""
 }
 
 // newFlagSet returns a flag set that reports errors through the caller, in
@@ -191,7 +218,7 @@ func newFlagSet(name, synopsis string, stdout io.Writer) (*flag.FlagSet, func([]
 			return err
 		}
 		if err != nil {
-			return usageErr("%s: %v", name, err)
+			return usageErr("%s: %v%s", name, err, flagHint(fs, err))
 		}
 		if fs.NArg() > 0 {
 			return usageErr("%s: unexpected argument %q", name, fs.Arg(0))

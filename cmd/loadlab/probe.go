@@ -64,6 +64,9 @@ func runProbe(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkURL("probe", "--target", opts.Config.Target); err != nil {
+		return err
+	}
 	ctx, _, done, err := begin("", nil)
 	if err != nil {
 		return err

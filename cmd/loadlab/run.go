@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -30,7 +32,8 @@ const runSynopsis = "Processes a batch of records against a running mock service
 	"Exit codes: 0 every record ended cleanly (complete, incomplete or write_rejected); 1 records failed\n" +
 	"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n" +
 	"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n" +
-	"130 interrupted (SIGINT or SIGTERM): what was measured is printed, marked partial.\n"
+	"99 a --threshold breached (before 1); 130 interrupted (SIGINT or SIGTERM): what was measured is printed,\n" +
+	"marked partial.\n"
 
 // runFlags maps the fields named in the records package's errors to
 // loadlab run's flags.
@@ -54,6 +57,7 @@ type runOptions struct {
 	enrichRate, writeRate                       float64
 	retries                                     retryFlagValues
 	asJSON                                      bool
+	thresholds                                  threshold.Flag
 	// given holds the names of the flags given.
 	given map[string]bool
 }
@@ -62,8 +66,9 @@ type runOptions struct {
 func (o *runOptions) bind(fs *flag.FlagSet) {
 	o.cfg = records.DefaultConfig()
 	fs.StringVar(&o.cfg.Target, "target", o.cfg.Target, "base URL of the mock service")
-	fs.StringVar(&o.strategy, "strategy", "C4", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), sequential, bounded:N or\n"+
-		"unbounded (with a --pipeline that lacks the lab's enrichment and records the default is C2: C4's budgets name those;\ngive yours with --permits)")
+	fs.StringVar(&o.strategy, "strategy", "C4", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), C6, C2-retries,\n"+
+		"sequential, bounded:N or unbounded. C4, C5 and C6 budget the lab's enrichment and records by name; with a --pipeline\n"+
+		"of your own give --strategy-file (from loadlab advise) or --permits: with neither, run refuses to guess")
 	fs.StringVar(&o.pipelineFile, "pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nclient/pipeline/lab.yaml)")
 	fs.StringVar(&o.strategyFile, "strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	fs.StringVar(&o.faultsFile, "faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
@@ -99,6 +104,9 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.callURLs, "call-url", "", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
 		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
+	o.thresholds.Names = threshold.Names(records.Result{}.Figures())
+	fs.Var(&o.thresholds, "threshold", threshold.Usage("records", "rejected<1%, write_unknown==0, accepted_per_second>50",
+		"rejected (write_rejected + step_rejected)\nor accepted_per_second (per lab second)"))
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
 }
 
@@ -111,6 +119,9 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
+	if err := checkURL("run", "--target", o.cfg.Target); err != nil {
+		return err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -163,7 +174,20 @@ func (o *runOptions) config() (records.Config, error) {
 		s, err = records.LoadStrategyFile(o.strategyFile, p)
 	case o.given["strategy"]:
 		s, err = records.ParseStrategy(o.strategy)
+		if err == nil && s.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+			return cfg, usageErr("run: --strategy %s: its budgets are the lab's, for enrichment and records; pipeline %s has %s: "+
+				"give budgets for those with --permits %s, or run the strategy file loadlab advise writes (--strategy-file)",
+				o.strategy, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
+		}
 	default:
+		c4, _ := records.ParseStrategy("C4")
+		if c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+			return cfg, usageErr("run: --pipeline %s: which strategy? Nothing bounds the calls to your services unless you say how: "+
+				"probe each dependency and let advise size the budgets (loadlab probe --target URL --json > DEP.json, once per dependency; "+
+				"loadlab advise --pipeline %[1]s --probe DEP=DEP.json ... --out advised.yaml), then --strategy-file advised.yaml; "+
+				"or give budgets, --permits %s; or --strategy C2 (%d records in flight, no budget: it can overload them)",
+				o.pipelineFile, examplePermits(p), records.DefaultRecordsInFlight)
+		}
 		s = records.DefaultStrategy(p)
 	}
 	if err != nil {
@@ -183,6 +207,15 @@ func (o *runOptions) config() (records.Config, error) {
 		return cfg, usageErr("%v", runFlags.Rename(err))
 	}
 	return cfg, nil
+}
+
+// examplePermits is --permits' form for p's dependencies: lookup=N,ledger=N.
+func examplePermits(p *pipeline.Pipeline) string {
+	var kv []string
+	for _, d := range p.Dependencies {
+		kv = append(kv, d.Name+"=N")
+	}
+	return strings.Join(kv, ",")
 }
 
 // overrides are the strategy flags given, as the records package takes
@@ -237,11 +270,18 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if err != nil {
 		return err
 	}
+	out := stdout
+	if o.asJSON {
+		out = os.Stderr
+	}
+	thresholdErr := threshold.Report(out, "run", o.thresholds.List, res.Figures(), float64(res.Records))
 	switch {
 	case res.Partial && res.DurationLimit > 0:
 		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit))
 	case res.Partial:
 		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
+	case thresholdErr != nil:
+		return thresholdErr
 	case res.Trouble() != "":
 		return &exitError{code: exitFailed, err: fmt.Errorf("run: %s", res.Trouble())}
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shopPipeline is a pipeline of one's own: no enrichment, no records.
+const shopPipeline = `name: shop
+dependencies:
+  - name: lookup
+    path: /enrich
+    body: '{"record_id":{{json .ID}},"step":1}'
+  - name: ledger
+    path: /records
+    body: '{"id":{{json .ID}},"complete":{{.Complete}}}'
+steps:
+  - dependency: lookup
+  - dependency: ledger
+    required: true
+`
+
+// Errors that point: each names the flag or the file and says the fix,
+// with exit 2 and nothing sent (the targets here accept no connection).
+func TestErrorsSayTheFix(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	shop := filepath.Join(dir, "shop.yaml")
+	if err := os.WriteFile(shop, []byte(shopPipeline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	enrich, rec := adviseProbes(t, dir)
+	dead := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// A pipeline of one's own and no strategy: refused, with the way to one.
+		{[]string{"run", "--target", dead, "--pipeline", shop}, "run: --pipeline " + shop + ": which strategy? Nothing bounds the calls to your services unless you say how: " +
+			"probe each dependency and let advise size the budgets"},
+		{[]string{"run", "--target", dead, "--pipeline", shop}, "or give budgets, --permits lookup=N,ledger=N; or --strategy C2 (32 records in flight, no budget: it can overload them)"},
+		{[]string{"run", "--target", dead, "--pipeline", shop, "--strategy", "C4"}, "run: --strategy C4: its budgets are the lab's, for enrichment and records; " +
+			"pipeline shop has lookup, ledger: give budgets for those with --permits lookup=N,ledger=N"},
+		{[]string{"run", "--target", "127.0.0.1:9101"}, `run: --target "127.0.0.1:9101" has no scheme: did you mean http://127.0.0.1:9101?`},
+		{[]string{"load", "--target", "localhost:9101/x"}, `load: --target "localhost:9101/x" has no scheme: did you mean http://localhost:9101/x?`},
+		{[]string{"probe", "--target", "127.0.0.1:9101/geo"}, `probe: --target "127.0.0.1:9101/geo" has no scheme`},
+		{[]string{"probe", "--target", dead + "/geo?id={{.ID}}"}, "a template in the URL is sent as is, not expanded (templates work in --body, and in a pipeline's paths)"},
+		{[]string{"experiment", "--target", "127.0.0.1:8080"}, `experiment: --target "127.0.0.1:8080" has no scheme`},
+		{[]string{"experiment", "--real-time-target", "mock1:8080"}, `experiment: --real-time-target "mock1:8080" has no scheme`},
+		{[]string{"run", "--recods", "10"}, "run: flag provided but not defined: -recods; did you mean --records?"},
+		{[]string{"probe", "--concurency", "1-4"}, "did you mean --concurrency?"},
+		{[]string{"experment"}, `unknown command "experment"; did you mean "experiment"? (see loadlab --help)`},
+		{[]string{"run", "--threshold", "rejectd<1%"}, `"rejectd<1%": no figure "rejectd" (did you mean rejected?)`},
+		{[]string{"load", "--threshold", "p99_ms<<3"}, `"<3" is not a number`},
+		// Probes of one's own services given without the pipeline they are of.
+		{[]string{"advise", "--probe", "lookup=" + enrich, "--probe", "ledger=" + rec}, `advise: no probe of dependency "enrichment" of pipeline lab ` +
+			"(its dependencies: enrichment, records); the probes of ledger, lookup are of none of them: give your pipeline with --pipeline FILE"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// A run that breaches a threshold exits 99 naming each breach and its
+// measured value; one that holds them all exits 0, each printed.
+func TestThresholdsExitNinetyNine(t *testing.T) {
+	url := startMock(t, 0.05)
+	base := []string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05"}
+	var out, errb bytes.Buffer
+	if code := run(append(base, "--threshold", "write_unknown==0,rejected<=100%", "--threshold", "complete>=1"), &out, &errb); code != 0 {
+		t.Fatalf("held: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"threshold write_unknown==0: measured 0, held\n", "threshold complete>=1: measured 40, held\n", "Accepted 40 of 40 records (100%)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	errb.Reset()
+	code := run(append(base, "--threshold", "accepted_per_second>1e9,write_unknown==0"), &out, &errb)
+	if code != 99 || !strings.HasPrefix(errb.String(), "loadlab: run: 1 of 2 thresholds breached: accepted_per_second>1e9: measured ") ||
+		!strings.HasSuffix(errb.String(), ", BREACHED\n") {
+		t.Errorf("breached: exit %d, %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"load", "--time-scale", "0.02", "--duration", "5", "--threshold", "on_time>=0%", "--threshold", "p99_ms<0"}, &out, &errb)
+	if code != 99 || !strings.Contains(errb.String(), "load: 1 of 2 thresholds breached: p99_ms<0: measured ") ||
+		!strings.Contains(out.String(), "threshold on_time>=0%: measured ") {
+		t.Errorf("load: exit %d, %q\n%s", code, errb.String(), out.String())
+	}
+}

@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+)
+
+// NewPrinter is the experiment's progress for people: on a terminal a bar
+// (runs done of all, the current cell, time left), otherwise one plain
+// line per finished run; each calibrated cell's bias the moment it is
+// measured, with what it will do.
+func NewPrinter(w io.Writer, terminal bool) Progress {
+	return &progressPrinter{w: w, terminal: terminal}
+}
+
+// progressPrinter is the experiment's progress on stderr.
+type progressPrinter struct {
+	w        io.Writer
+	terminal bool
+	bar      *progressbar.ProgressBar
+}
+
+// BiasMeasured says a calibrated cell's bias the moment it is measured,
+// and, beyond the limit or unresolved, what it will do and how to stop or
+// accept it.
+func (p *progressPrinter) BiasMeasured(m judge.CellBias, limit float64) {
+	if p.terminal {
+		fmt.Fprintln(p.w)
+	}
+	fmt.Fprintf(p.w, "time-scale bias of %s: %s\n", m.Cell, BiasLine(m, limit))
+	switch m.State {
+	case judge.BiasBeyond:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be inconclusive:\n"+
+			"  stop with Ctrl-C, run again with --accept-bias, or accept it after the run with loadlab check --accept-bias DIR\n")
+	case judge.BiasUnresolved:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be provisional (exit 1):\n"+
+			"  --accept-uncalibrated makes them final\n")
+	case judge.BiasUnmeasured:
+		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be provisional (exit 1): --accept-uncalibrated makes them final\n")
+	}
+}
+
+// BiasLine is a cell's bias, its interval and its state against the limit.
+func BiasLine(m judge.CellBias, limit float64) string {
+	state := map[judge.BiasState]string{judge.BiasWithin: "within", judge.BiasBeyond: "BEYOND", judge.BiasUnresolved: "UNRESOLVED against",
+		judge.BiasUnmeasured: "NOT MEASURED against"}[m.State]
+	if len(m.Ratios) == 0 {
+		return fmt.Sprintf("%s ±%.1f%% (no valid pair)", state, 100*limit)
+	}
+	iv := "no interval from one pair"
+	if m.Interval != nil {
+		iv = fmt.Sprintf("[%+.1f%%, %+.1f%%], %.2f%% coverage", 100*m.Interval.Lo, 100*m.Interval.Hi, 100*m.Interval.Coverage)
+	}
+	return fmt.Sprintf("%+.1f%% (%s; %d pairs): %s ±%.1f%%", 100*m.Bias, iv, len(m.Ratios), state, 100*limit)
+}
+
+func (p *progressPrinter) Advising(scenario, dependency string) {
+	if p.terminal {
+		fmt.Fprintf(p.w, "\rprobing %s/%s for the advised strategy ", scenario, dependency)
+		return
+	}
+	fmt.Fprintf(p.w, "probing %s/%s for the advised strategy\n", scenario, dependency)
+}
+
+func (p *progressPrinter) RunStarting(u plan.Unit, done, total int, _ time.Duration) {
+	if p.terminal {
+		p.barAt(u, done, total)
+	}
+}
+
+func (p *progressPrinter) RunDone(rec judge.RunRecord, done, total int, elapsed time.Duration) {
+	if p.terminal {
+		p.barAt(plan.Unit{Cell: rec.Cell, Run: rec.Run}, done, total)
+		return
+	}
+	left := "?"
+	if done > 0 {
+		per := elapsed / time.Duration(done)
+		left = (per * time.Duration(total-done)).Round(time.Second).String()
+	}
+	status := string(rec.Status)
+	if !rec.Valid() {
+		status = strings.ToUpper(status) + ": " + rec.Reason
+	} else if m := rec.Metrics; m != nil {
+		status = fmt.Sprintf("%.2f accepted/s, %.0f write 503s", m["accepted_per_second"], m["write_rejections"])
+	}
+	fmt.Fprintf(p.w, "%d/%d %s run %d: %s (~%s left)\n", done, total, rec.Cell, rec.Run, status, left)
+}
+
+// barAt moves the bar to done of total, naming the unit.
+func (p *progressPrinter) barAt(u plan.Unit, done, total int) {
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetWidth(30),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionSetItsString("runs"),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }))
+	}
+	p.bar.Describe(fmt.Sprintf("%s run %d", u.Cell, u.Run))
+	_ = p.bar.Set(done)
+}
