@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
@@ -77,10 +76,10 @@ func (l runLines) RunDone(rec judge.RunRecord, _, _ int, _ time.Duration) {
 	l.lines.write("run", l.shard, rec)
 }
 
+// printSummary prints the answer: the accepted rates, the verdicts and
+// their counts (report.md and report.html hold everything).
 func printSummary(w io.Writer, res *judge.Results) {
-	var md strings.Builder
-	report.WriteMarkdown(&md, res)
-	fmt.Fprint(w, md.String())
+	report.WriteSummary(w, res)
 }
 
 // printCalibration prints each calibrated cell's bias and what it means;

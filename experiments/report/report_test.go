@@ -152,3 +152,29 @@ func TestWriteReportsWritesTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A terminal gets the answer, not the report: the runs that counted, the
+// accepted rates, a line per verdict and the counts, in a screenful.
+func TestSummaryLeadsWithTheAnswer(t *testing.T) {
+	res, err := judge.ReadResults("../results/replication-v4/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteSummary(&b, res)
+	out := b.String()
+	for _, want := range []string{
+		"Experiment \"replication\": 90 of 90 runs valid (reconciled with the server), 18 cells\n",
+		"Accepted records per lab second, cpus-1 (median, min–max):",
+		"| advised | 127.77 (113.14–131.48) | 12.38 (11.76–12.87) | 35.17 (34.72–35.45) |",
+		"  H10  inconclusive Under slow writes C4's accepted records/s is not below C3's. (holds across the bias)\n",
+		"\n19 supported, 0 refuted, 2 inconclusive.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 60 || strings.Contains(out, "## Every cell") {
+		t.Errorf("%d lines, or the whole report:\n%s", n, out)
+	}
+}

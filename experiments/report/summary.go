@@ -1,0 +1,44 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/loadlab/loadlab/experiments/judge"
+)
+
+// WriteSummary is what a terminal gets at the end of an experiment: the
+// answer, not the whole report — the runs that counted, accepted records
+// per lab second by strategy and scenario for each CPU setting, every
+// verdict in a line, and the verdict counts. report.md and report.html
+// hold the rest.
+func WriteSummary(w io.Writer, r *judge.Results) {
+	rep := newReport(r)
+	valid := 0
+	for _, run := range r.Runs {
+		if run.Valid() {
+			valid++
+		}
+	}
+	fmt.Fprintf(w, "%s: %d of %d runs valid (reconciled with the server), %d cells\n", rep.Title, valid, len(r.Runs), len(r.Cells))
+	if rep.Partial != "" {
+		fmt.Fprintf(w, "%s\n", rep.Partial)
+	}
+	fmt.Fprintln(w)
+	for _, t := range rep.Accepted {
+		fmt.Fprintf(w, "Accepted records per lab second, %s (median, min–max):\n\n", t.Caption)
+		markdownTable(w, t.Head, t.Rows)
+	}
+	if len(rep.Verdicts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Verdicts:\n\n")
+	for _, v := range rep.Verdicts {
+		label := ""
+		if v.Label != "" {
+			label = " (" + v.Label + ")"
+		}
+		fmt.Fprintf(w, "  %-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, label)
+	}
+	fmt.Fprintf(w, "\n%s\n", rep.Counts)
+}
