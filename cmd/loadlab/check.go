@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -102,7 +103,7 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 	}
 	printVerdicts(stdout, verdicts)
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: fmt.Errorf("check: %s: %w", path, err)}
+		return nil, &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("check: %s: %w", path, err)}
 	}
 	what := "re-judged from the stored metrics (format 1: no raw data kept)"
 	if res.Format >= judge.ResultsFormat {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
@@ -359,7 +360,7 @@ func outcome(res *judge.Results) error {
 		why = append(why, "nothing could be judged: every verdict reads a cell whose time-scale bias is beyond the limit (--accept-bias, or loadlab check --accept-bias DIR)")
 	}
 	if len(why) > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
 	}
 	return nil
 }

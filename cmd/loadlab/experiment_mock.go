@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -100,9 +101,9 @@ func printCalibration(w io.Writer, b *judge.Bias) error {
 	}
 	switch {
 	case b.Incomplete != "":
-		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: incomplete: %s", b.Incomplete)}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("calibration: incomplete: %s", b.Incomplete)}
 	case bad > 0:
-		return &exitError{code: exitFailed, err: fmt.Errorf("calibration: %d of %d cells not within ±%.1f%%", bad, len(b.Measured), 100*b.MaxBias)}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("calibration: %d of %d cells not within ±%.1f%%", bad, len(b.Measured), 100*b.MaxBias)}
 	}
 	fmt.Fprintf(w, "\nEvery bias is within ±%.1f%%.\n", 100*b.MaxBias)
 	return nil

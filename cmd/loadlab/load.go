@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/threshold"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
@@ -163,7 +164,7 @@ func loadExit(cfg loadgen.Config, res loadgen.Result) error {
 	case res.Partial:
 		return interrupted(fmt.Errorf("load: %d of %s arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg.Schedule, cfg.Segment)))
 	case res.TransportErrors+res.ErrorStatus > 0:
-		return &exitError{code: exitFailed, err: fmt.Errorf("load: %d requests failed: %d transport errors, %d error statuses %v",
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("load: %d requests failed: %d transport errors, %d error statuses %v",
 			res.TransportErrors+res.ErrorStatus, res.TransportErrors, res.ErrorStatus, res.StatusCodes)}
 	}
 	return nil

@@ -25,7 +25,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/threshold"
-	"github.com/loadlab/loadlab/mockservice/field"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 )
 
 func main() {
@@ -82,56 +82,25 @@ Models:
 Run "loadlab simulate MODEL --help" for a model's flags.
 `
 
-// exitError carries an exit code.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-
-// Exit codes, the same for every command.
-const (
-	exitFailed      = 1   // the command ran, and records, requests or runs failed
-	exitUsage       = 2   // bad input, or a target unfit for the command: nothing sent
-	exitInterrupted = 130 // SIGINT or SIGTERM: what was measured is written, marked partial
-)
-
-func usageErr(format string, a ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// interrupted is the error of a command stopped by a signal after it wrote
-// its partial results: err says what was done.
-func interrupted(err error) error {
-	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: %w; partial results written", err)}
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args, stdout)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	var ee *exitError
+	var ee *cli.ExitError
 	var breach *threshold.Breach
 	switch {
 	case errors.As(err, &ee):
 	case errors.As(err, &breach):
-		ee = &exitError{code: threshold.ExitBreached, err: err}
+		ee = &cli.ExitError{Code: threshold.ExitBreached, Err: err}
 	case errors.Is(err, context.Canceled):
 		// Interrupted before anything was measured: nothing to write.
-		ee = &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted before the first request: %w", err)}
+		ee = &cli.ExitError{Code: exitInterrupted, Err: fmt.Errorf("interrupted before the first request: %w", err)}
 	default:
-		ee = &exitError{code: exitFailed, err: err}
+		ee = &cli.ExitError{Code: exitFailed, Err: err}
 	}
-	fmt.Fprintf(stderr, "loadlab: %v\n", oneLine(ee.err))
-	return ee.code
-}
-
-// oneLine folds a multi-line error (YAML's, say) into the one line every
-// error of loadlab is.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	fmt.Fprintf(stderr, "loadlab: %v\n", cli.OneLine(ee.Err))
+	return ee.Code
 }
 
 func dispatch(args []string, stdout io.Writer) error {
@@ -178,55 +147,24 @@ func dispatch(args []string, stdout io.Writer) error {
 		}
 		return usageErr("simulate: unknown model %q (concurrency or admission)", args[1])
 	}
-	hint := ""
-	if c := field.Closest(args[0], commands); c != "" {
-		hint = fmt.Sprintf("; did you mean %q?", c)
-	}
-	return usageErr("unknown command %q%s (see loadlab --help)", args[0], hint)
+	return usageErr("unknown command %q%s (see loadlab --help)", args[0], cli.Suggest(args[0], commands))
 }
+
+// What every command shares, from cli.
+const (
+	exitFailed      = cli.ExitFailed
+	exitUsage       = cli.ExitUsage
+	exitInterrupted = cli.ExitInterrupted
+)
+
+var (
+	usageErr    = cli.UsageErr
+	interrupted = cli.Interrupted
+	newFlagSet  = cli.NewFlagSet
+	checkURL    = cli.CheckURL
+)
 
 var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "load", "simulate", "version", "help"}
-
-// flagHint is "; did you mean --records?" for a flag fs lacks that is a
-// typo of one it has.
-func flagHint(fs *flag.FlagSet, err error) string {
-	const undefined = "flag provided but not defined: "
-	msg := err.Error()
-	if !strings.HasPrefix(msg, undefined) {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if c := field.Closest(strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-"), names); c != "" {
-		return fmt.Sprintf("; did you mean --%s?", c)
-	}
-	return ""
-}
-
-// newFlagSet returns a flag set that reports errors through the caller, in
-// one line, and prints help to stdout only when asked.
-func newFlagSet(name, synopsis string, stdout io.Writer) (*flag.FlagSet, func([]string) error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	parse := func(args []string) error {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fmt.Fprintf(stdout, "Usage: loadlab %s [flags]\n\n%s\nFlags:\n", name, synopsis)
-			fs.PrintDefaults()
-			return err
-		}
-		if err != nil {
-			return usageErr("%s: %v%s", name, err, flagHint(fs, err))
-		}
-		if fs.NArg() > 0 {
-			return usageErr("%s: unexpected argument %q", name, fs.Arg(0))
-		}
-		return nil
-	}
-	return fs, parse
-}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

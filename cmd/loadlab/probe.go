@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -83,7 +84,7 @@ func runProbe(args []string, stdout io.Writer) error {
 	case res.Partial:
 		return interrupted(fmt.Errorf("probe: %d of %d steps measured", len(res.Steps), len(res.Plan.Concurrency)))
 	case res.Errors() > 0:
-		return &exitError{code: exitFailed, err: fmt.Errorf("probe: %d measured requests ended in an error (see errors and error_kinds per step)", res.Errors())}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("probe: %d measured requests ended in an error (see errors and error_kinds per step)", res.Errors())}
 	}
 	return nil
 }

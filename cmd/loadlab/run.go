@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/threshold"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -283,7 +284,7 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	case thresholdErr != nil:
 		return thresholdErr
 	case res.Trouble() != "":
-		return &exitError{code: exitFailed, err: fmt.Errorf("run: %s", res.Trouble())}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("run: %s", res.Trouble())}
 	}
 	return nil
 }

@@ -1,0 +1,160 @@
+// Package cli holds what every loadlab command line shares: exit codes
+// and the errors that carry them, flag sets whose help teaches (purpose,
+// examples, flags in groups) and whose errors point (the flag, "did you
+// mean"), and checks of URL flags.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/mockservice/field"
+)
+
+// Exit codes, the same for every command.
+const (
+	ExitFailed      = 1   // the command ran, and records, requests or runs failed
+	ExitUsage       = 2   // bad input, or a target unfit for the command: nothing sent
+	ExitInterrupted = 130 // SIGINT or SIGTERM: what was measured is written, marked partial
+)
+
+// ExitError carries an exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageErr is bad input: exit 2, nothing sent.
+func UsageErr(format string, a ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// Interrupted is the error of a command stopped by a signal after it
+// wrote its partial results: err says what was done.
+func Interrupted(err error) error {
+	return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %w; partial results written", err)}
+}
+
+// OneLine folds a multi-line error (YAML's, say) into the one line every
+// error of loadlab is.
+func OneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// Group names flags shown together in a command's help, in the order
+// given; flags in no group are shown last, under "Other".
+type Group struct {
+	Name  string
+	Flags []string
+}
+
+// NewFlagSet returns a flag set that reports errors through the caller, in
+// one line naming the flag (with "did you mean" for a typo of one), and
+// prints help to stdout only when asked: "Usage: loadlab NAME [flags]",
+// the synopsis, then the flags in groups.
+func NewFlagSet(name, synopsis string, stdout io.Writer, groups ...Group) (*flag.FlagSet, func([]string) error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	parse := func(args []string) error {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: loadlab %s [flags]\n\n%s\n", name, synopsis)
+			printFlags(stdout, fs, groups)
+			return err
+		}
+		if err != nil {
+			return UsageErr("%s: %v%s", name, err, flagHint(fs, err))
+		}
+		if fs.NArg() > 0 {
+			return UsageErr("%s: unexpected argument %q", name, fs.Arg(0))
+		}
+		return nil
+	}
+	return fs, parse
+}
+
+// printFlags prints fs's flags as flag.PrintDefaults does, group by group;
+// the flags of no group come last, under "Other flags" (all of them under
+// "Flags" when there are no groups).
+func printFlags(w io.Writer, fs *flag.FlagSet, groups []Group) {
+	placed := map[string]bool{}
+	for _, g := range groups {
+		for _, n := range g.Flags {
+			placed[n] = true
+		}
+	}
+	var other []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !placed[f.Name] {
+			other = append(other, f.Name)
+		}
+	})
+	if len(other) > 0 {
+		name := "Other flags"
+		if len(groups) == 0 {
+			name = "Flags"
+		}
+		groups = append(groups, Group{Name: name, Flags: other})
+	}
+	for _, g := range groups {
+		sub := flag.NewFlagSet(g.Name, flag.ContinueOnError)
+		sub.SetOutput(w)
+		for _, n := range g.Flags {
+			if f := fs.Lookup(n); f != nil {
+				sub.Var(f.Value, f.Name, f.Usage)
+				sub.Lookup(f.Name).DefValue = f.DefValue
+			}
+		}
+		fmt.Fprintf(w, "%s:\n", g.Name)
+		sub.PrintDefaults()
+		fmt.Fprintln(w)
+	}
+}
+
+// flagHint is "; did you mean --records?" for a flag fs lacks that is a
+// typo of one it has.
+func flagHint(fs *flag.FlagSet, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c := field.Closest(strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-"), names); c != "" {
+		return fmt.Sprintf("; did you mean --%s?", c)
+	}
+	return ""
+}
+
+// CheckURL refuses a URL flag's value that cannot be what the user meant,
+// saying the fix: no scheme (add http://), or a template (sent as is:
+// templates are expanded in bodies and pipeline paths only).
+func CheckURL(command, flagName, value string) error {
+	switch {
+	case value == "":
+		return nil
+	case strings.Contains(value, "{{"):
+		return UsageErr("%s: %s %q: a template in the URL is sent as is, not expanded (templates work in --body, and in a pipeline's paths)", command, flagName, value)
+	case !strings.Contains(value, "://"):
+		return UsageErr("%s: %s %q has no scheme: did you mean http://%s?", command, flagName, value, value)
+	}
+	return nil
+}
+
+// Suggest is "; did you mean \"experiment\"?" for a mistyped command.
+func Suggest(name string, commands []string) string {
+	if c := field.Closest(name, commands); c != "" && !slices.Contains(commands, name) {
+		return fmt.Sprintf("; did you mean %q?", c)
+	}
+	return ""
+}
