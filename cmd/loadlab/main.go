@@ -160,7 +160,6 @@ const (
 var (
 	usageErr    = cli.UsageErr
 	interrupted = cli.Interrupted
-	newFlagSet  = cli.NewFlagSet
 	checkURL    = cli.CheckURL
 )
 

@@ -19,9 +19,8 @@ import (
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
-const runSynopsis = "Processes a batch of records against a running mock service (make mock, or go run ./cmd/mockservice\n" +
-	"--time-scale S with the same S as --time-scale here), or against your own services with --pipeline FILE.\n" +
-	"The default pipeline is the lab's (client/pipeline/lab.yaml): 3 enrichment calls, then 1 write.\n" +
+const runSynopsis = "The records go to a running mock service (mockservice, at the same --time-scale as here) or, with\n" +
+	"--pipeline FILE, to your own services. The default pipeline is the lab's: 3 enrichment calls, then 1 write.\n" +
 	"The target is asked first, with OPTIONS on the first dependency's path (/enrich), whether it is a loadlab\n" +
 	"mock service; only then are its profile, reset and metrics routes used. Any other target is sent the\n" +
 	"records' calls and nothing else, and the figures are the client's own. Dependencies with a base_url of\n" +
@@ -30,7 +29,7 @@ const runSynopsis = "Processes a batch of records against a running mock service
 	"has passed since the run's clock started; then no record begins and those in progress finish (the drain). The\n" +
 	"records are those begun. With --phases, the result has figures per phase (and for the drain); with either,\n" +
 	"counts per lab second. --start-at lets another process (the experiment runner) share the clock's origin.\n\n" +
-	"Exit codes: 0 every record ended cleanly (complete, incomplete or write_rejected); 1 records failed\n" +
+	"Exit codes: 0 every record ended cleanly (complete, incomplete, step_rejected or write_rejected); 1 records failed\n" +
 	"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n" +
 	"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n" +
 	"99 a --threshold breached (before 1); 130 interrupted (SIGINT or SIGTERM): what was measured is printed,\n" +
