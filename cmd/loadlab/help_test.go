@@ -13,7 +13,7 @@ var updateHelp = flag.Bool("update-help", false, "write testdata/help/*.txt from
 
 // Every command's help is what testdata/help holds (go test -run
 // TestHelpGolden ./cmd/loadlab -update-help writes it again): a change to
-// a help text is a change to review. Each opens with its purpose; a
+// a help text shows in the diff. Each opens with its purpose; a
 // command with groups shows every flag in one of them.
 func TestHelpGolden(t *testing.T) {
 	t.Parallel()
@@ -49,7 +49,7 @@ func TestHelpGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(file)
 		if err != nil || string(want) != out.String() {
-			t.Errorf("%v: the help differs from %s (%v); if the change is meant, run go test -run TestHelpGolden ./cmd/loadlab -update-help and review the diff", args, file, err)
+			t.Errorf("%v: the help differs from %s (%v); if the change is meant, run go test -run TestHelpGolden ./cmd/loadlab -update-help and read the diff", args, file, err)
 		}
 	}
 	for cmd, groups := range helpGroups {

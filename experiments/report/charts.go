@@ -1,12 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -39,6 +37,9 @@ var palette = []color.Color{
 type figure struct {
 	Caption string
 	SVG     string
+	// Headline: one of the charts that answer the experiment's questions,
+	// shown first.
+	Headline bool
 }
 
 // figures draws the report's charts: the lab write-up's two figures (C1's
@@ -75,13 +76,25 @@ func figures(r *judge.Results) ([]figure, error) {
 	}
 	workers := float64(config.DefaultRecordsWorkers)
 	for _, cpu := range sp.CPUs {
+		if strategiesAt(r, cpu.Name) < 2 {
+			continue // one strategy's bars say what the tables say
+		}
+		headline := cpu.Name == first
 		p, err := grouped(r, cpu.Name, "accepted_per_second", "Accepted records per second, "+cpu.Name+" (median, min–max)", "records / lab second", math.NaN(), "")
 		if err := add("", p, chartHeight, err); err != nil {
 			return nil, err
 		}
-		p, err = grouped(r, cpu.Name, "write_rejections", "Write 503s per run, "+cpu.Name, "503 answers", math.NaN(), "")
-		if err := add("", p, chartHeight, err); err != nil {
-			return nil, err
+		if p != nil {
+			out[len(out)-1].Headline = headline
+		}
+		if anyAbove(r, cpu.Name, "write_rejections", 0) {
+			p, err = grouped(r, cpu.Name, "write_rejections", "Write 503s per run, "+cpu.Name+" (median, min–max)", "503 answers", math.NaN(), "")
+			if err := add("", p, chartHeight, err); err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out[len(out)-1].Headline = headline
+			}
 		}
 		p, err = grouped(r, cpu.Name, "peak_concurrent_writes", "Peak concurrent writes offered to the system of record, "+cpu.Name,
 			"writes at once", workers, fmt.Sprintf("%g workers", workers))
@@ -107,6 +120,31 @@ func figures(r *judge.Results) ([]figure, error) {
 		}
 	}
 	return out, nil
+}
+
+// strategiesAt counts the strategies with a cell at the CPU setting.
+func strategiesAt(r *judge.Results, cpu string) int {
+	n := 0
+	for _, st := range r.Experiment.Strategies {
+		for _, sc := range r.Experiment.Scenarios {
+			if _, ok := r.Summary(design.Cell{Strategy: st, Scenario: sc, CPU: cpu}); ok {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// anyAbove says whether any cell at the CPU setting had a run with the
+// metric above v (a chart of zeros shows nothing).
+func anyAbove(r *judge.Results, cpu, metric string, v float64) bool {
+	for _, cs := range r.Cells {
+		if s, ok := cs.Stats[metric]; ok && cs.Cell.CPU == cpu && s.N > 0 && s.Max > v {
+			return true
+		}
+	}
+	return false
 }
 
 // bar is one bar with its whisker.
@@ -273,7 +311,7 @@ func slowWrite(r *judge.Results, cpu string) ([]*plot.Plot, error) {
 // timeline draws calls in flight per dependency over one run.
 func timeline(rec judge.RunRecord) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Calls in flight, %s (run %d)", rec.Cell, rec.Run)
+	p.Title.Text = fmt.Sprintf("Calls in flight, %s (run %d; mean per 1/%d of the run)", rec.Cell, rec.Run, timelinePoints)
 	p.X.Label.Text = "lab seconds"
 	p.Y.Label.Text = "calls in flight"
 	p.Y.Min = 0
@@ -286,10 +324,9 @@ func timeline(rec judge.RunRecord) (*plot.Plot, error) {
 	}
 	top := 0.0
 	for i, s := range series {
-		xy := make(plotter.XYs, len(rec.Client.Timeline))
-		for k, smp := range rec.Client.Timeline {
-			xy[k] = plotter.XY{X: smp.T, Y: float64(s.get(smp))}
-			top = max(top, xy[k].Y)
+		xy := bucketMeans(rec.Client.Timeline, s.get, timelinePoints)
+		for _, pt := range xy {
+			top = max(top, pt.Y)
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
@@ -301,6 +338,37 @@ func timeline(rec judge.RunRecord) (*plot.Plot, error) {
 	}
 	roomForLegend(p, top, chartWidth, timelineHeight)
 	return p, nil
+}
+
+// timelinePoints bounds a timeline's points: samples taken every few
+// milliseconds over a minute would draw a barcode.
+const timelinePoints = 120
+
+// bucketMeans is the samples' mean value in at most n equal spans of the
+// run, each at its span's middle: a line that reads as a line.
+func bucketMeans(samples []records.Sample, get func(records.Sample) int, n int) plotter.XYs {
+	if len(samples) <= n {
+		xy := make(plotter.XYs, len(samples))
+		for k, smp := range samples {
+			xy[k] = plotter.XY{X: smp.T, Y: float64(get(smp))}
+		}
+		return xy
+	}
+	first, last := samples[0].T, samples[len(samples)-1].T
+	span := (last - first) / float64(n)
+	sums, counts := make([]float64, n), make([]int, n)
+	for _, smp := range samples {
+		b := min(int((smp.T-first)/span), n-1)
+		sums[b] += float64(get(smp))
+		counts[b]++
+	}
+	var xy plotter.XYs
+	for b := range n {
+		if counts[b] > 0 {
+			xy = append(xy, plotter.XY{X: first + (float64(b)+0.5)*span, Y: sums[b] / float64(counts[b])})
+		}
+	}
+	return xy
 }
 
 // errPoints are whiskers from min to max around each median.
@@ -321,40 +389,4 @@ func (t nominalTicks) Ticks(min, max float64) []plot.Tick {
 		out = append(out, plot.Tick{Value: x, Label: t.labels[i]})
 	}
 	return out
-}
-
-// svgPanels renders plots side by side, aligned, as one inline SVG.
-func svgPanels(plots []*plot.Plot, w, h vg.Length) (string, error) {
-	c := vgsvg.New(w, h)
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: 8 * vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
-	for i, p := range plots {
-		p.Draw(canvases[0][i])
-	}
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
-	}
-	return inline(b.String()), nil
-}
-
-// svg renders p as inline SVG (without the XML prologue).
-func svg(p *plot.Plot, w, h vg.Length) (string, error) {
-	wt, err := p.WriterTo(w, h, "svg")
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if _, err := wt.WriteTo(&b); err != nil {
-		return "", err
-	}
-	return inline(b.String()), nil
-}
-
-// inline drops the XML prologue of an SVG document.
-func inline(s string) string {
-	if i := strings.Index(s, "<svg"); i > 0 {
-		return s[i:]
-	}
-	return s
 }

@@ -50,6 +50,9 @@ func addAdaptiveFigures(r *judge.Results, sec *adaptiveSection) error {
 		}
 	}
 	for _, cpu := range sp.CPUs {
+		if !retries(r) {
+			break // amplification is 1 throughout
+		}
 		svg, caption, err := amplificationChart(r, cpu.Name)
 		if err != nil {
 			return fmt.Errorf("amplification, %s: %w", cpu.Name, err)

@@ -93,7 +93,7 @@ func TestAdaptiveReportHTML(t *testing.T) {
 	if err := WriteHTML(&page, adaptiveResults(t)); err != nil {
 		t.Fatal(err)
 	}
-	s := section(t, page.String(), "<h2>Adaptive limits and retries</h2>", "<h2>Verdicts</h2>")
+	s := section(t, page.String(), "<h2>Adaptive limits and retries</h2>", "<h2>More charts</h2>")
 	if n := strings.Count(s, "<svg"); n != 3 {
 		t.Errorf("%d charts in the adaptive section, want the limits per scenario (2) and the amplification", n)
 	}

@@ -236,7 +236,7 @@ func svgStacked(plots []*plot.Plot, w, h vg.Length) (string, error) {
 	}
 	canvases := plot.Align(col, tiles, draw.New(c))
 	for i, p := range plots {
-		p.Draw(canvases[i][0])
+		tidy(p).Draw(canvases[i][0])
 	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 
 	"github.com/loadlab/loadlab/experiments/judge"
 )
@@ -49,17 +50,44 @@ func adaptiveSectionOf(r *judge.Results) adaptiveSection {
 		sec.Table.Head = append(sec.Table.Head, m.head)
 	}
 	for _, cs := range r.Cells {
-		row, found := []string{cs.Cell.String()}, false
+		row := []string{cs.Cell.String()}
 		for _, m := range adaptiveMetrics {
 			s, ok := cs.Stats[m.metric]
-			found = found || (ok && s.N > 0)
 			row = append(row, fmtStat(s, ok, m.digits))
 		}
-		if found {
+		if adapts(cs) {
 			sec.Table.Rows = append(sec.Table.Rows, row)
 		}
 	}
 	return sec
+}
+
+// adapts says whether a cell has what the section shows: an adaptive
+// limit, or retries. A static strategy's cell, all dashes and 1.00, is
+// left out.
+func adapts(cs judge.CellSummary) bool {
+	for _, m := range []string{"records_limit_median", "enrichment_limit_median"} {
+		if s, ok := cs.Stats[m]; ok && s.N > 0 {
+			return true
+		}
+	}
+	return retried(cs)
+}
+
+// retried says whether a cell's runs retried: retries or denied retries,
+// or offered load other than its first attempts.
+func retried(cs judge.CellSummary) bool {
+	for m, neutral := range map[string]float64{"records_retries": 0, "records_retries_denied": 0, "records_amplification": 1, "enrichment_amplification": 1} {
+		if s, ok := cs.Stats[m]; ok && s.N > 0 && (s.Max > neutral+1e-9 || s.Min < neutral-1e-9) {
+			return true
+		}
+	}
+	return false
+}
+
+// retries says whether any cell retried: else amplification is 1 throughout.
+func retries(r *judge.Results) bool {
+	return slices.ContainsFunc(r.Cells, retried)
 }
 
 // writeAdaptiveMarkdown writes the adaptive limits and retries section, if

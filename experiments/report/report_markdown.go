@@ -17,6 +17,7 @@ func WriteMarkdown(w io.Writer, r *judge.Results) {
 	if rep.Partial != "" {
 		fmt.Fprintf(w, "**%s**\n\n", rep.Partial)
 	}
+	writeAnswerMarkdown(w, r, rep)
 	fmt.Fprintf(w, "## Time-scale calibration\n\n")
 	if len(rep.Calibration.Rows) > 0 {
 		fmt.Fprintf(w, "%s\n\n", rep.CalibrationIntro)
@@ -74,4 +75,27 @@ func markdownTable(w io.Writer, head []string, rows [][]string) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(w)
+}
+
+// writeAnswerMarkdown leads with the answer: the verdict counts, a line per
+// verdict, and the accepted rates' chart that WriteReports draws beside.
+func writeAnswerMarkdown(w io.Writer, r *judge.Results, rep report) {
+	if len(rep.Verdicts) == 0 && len(r.Experiment.CPUs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## The answer\n\n")
+	if len(rep.Verdicts) > 0 {
+		fmt.Fprintf(w, "%s\n\n", rep.Counts)
+		var rows [][]string
+		for _, v := range rep.Verdicts {
+			claim := v.Claim
+			if v.Label != "" {
+				claim += " (" + v.Label + ")"
+			}
+			rows = append(rows, []string{v.ID, "**" + v.Verdict + "**", claim})
+		}
+		markdownTable(w, []string{"id", "verdict", "claim"}, rows)
+	}
+	cpu := r.Experiment.CPUs[0].Name
+	fmt.Fprintf(w, "![Accepted records per lab second by strategy and scenario, %s](accepted-%s.svg)\n\n", cpu, cpu)
 }

@@ -168,7 +168,7 @@ func TestPhasedScenariosReportHTML(t *testing.T) {
 	if err := WriteHTML(&page, phasedResults(t)); err != nil {
 		t.Fatal(err)
 	}
-	s := section(t, page.String(), "<h2>Phased scenarios</h2>", "<h2>Verdicts</h2>")
+	s := section(t, page.String(), "<h2>Phased scenarios</h2>", "<h2>More charts</h2>")
 	if n := strings.Count(s, "<svg"); n != 2 {
 		t.Errorf("%d charts in the phased section, want one per phased scenario", n)
 	}

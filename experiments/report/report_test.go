@@ -43,12 +43,21 @@ func TestMarkdownOfTheCommittedResults(t *testing.T) {
 	}
 	var got bytes.Buffer
 	WriteMarkdown(&got, res)
-	// Since then the report gained a section on the time-scale calibration
-	// (those results have none); the rest is unchanged.
-	a := strings.Index(got.String(), "## Time-scale calibration")
+	// Since then the report gained, first, the answer (the verdict counts,
+	// a line per verdict, the accepted rates' chart), and a section on the
+	// time-scale calibration (those results have none); the rest is
+	// unchanged.
+	a := strings.Index(got.String(), "## The answer")
+	c := strings.Index(got.String(), "## Time-scale calibration")
 	b := strings.Index(got.String(), "## Accepted records per second")
-	if a < 0 || b < a || !strings.Contains(got.String()[a:b], "not measured") {
-		t.Fatalf("no calibration section saying the bias was not measured:\n%s", got.String())
+	if a < 0 || c < a || b < c || !strings.Contains(got.String()[c:b], "not measured") {
+		t.Fatalf("no answer, or no calibration section saying the bias was not measured:\n%s", got.String())
+	}
+	answer := got.String()[a:c]
+	for _, want := range []string{"14 supported, 1 refuted, 0 inconclusive.", "| H10 | **refuted** |", "![Accepted records per lab second by strategy and scenario, cpus-1](accepted-cpus-1.svg)"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, answer)
+		}
 	}
 	rest := got.String()[:a] + got.String()[b:]
 	// The cells table now ends with valid runs of all and the excluded
@@ -104,14 +113,20 @@ func TestHTMLEscapesAndMarksVerdicts(t *testing.T) {
 	if strings.Contains(s, "<script>") || !strings.Contains(s, "&lt;script&gt;") {
 		t.Error("a claim's markup was not escaped")
 	}
-	if n := strings.Count(s, `<td class="refuted">refuted</td>`); n != 1 {
-		t.Errorf("%d refuted verdict cells, want 1 (H10)", n)
+	if n := strings.Count(s, `<td class="refuted">refuted</td>`); n != 2 {
+		t.Errorf("%d refuted verdict cells, want 2 (H10, in the answer and in detail)", n)
 	}
-	if n := strings.Count(s, "<table>"); n != len(res.Experiment.CPUs)+2 {
-		t.Errorf("%d tables, want one per CPU setting, the cells and the verdicts", n)
+	if n := strings.Count(s, "<table>"); n != len(res.Experiment.CPUs)+4 {
+		t.Errorf("%d tables, want the answer's, one per CPU setting, the verdicts in detail and the cells in two", n)
 	}
-	if n := strings.Count(s, "<svg"); n < 8 {
-		t.Errorf("%d charts", n)
+	// The lab's two figures, and accepted rates, 503s and peak writes for
+	// cpus-1: cpus-2 and cpuset-1 have one strategy each (C1), whose bars
+	// would say what the tables say.
+	if n := strings.Count(s, "<svg"); n != 5 {
+		t.Errorf("%d charts, want 5", n)
+	}
+	if a, v := strings.Index(s, "<svg"), strings.Index(s, "<h2>How it ran</h2>"); a < 0 || a > v {
+		t.Error("the report does not open with the answer's charts")
 	}
 }
 
