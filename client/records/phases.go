@@ -146,7 +146,7 @@ func waitStart(ctx context.Context, at time.Time) time.Time {
 }
 
 // issue begins records, each as a slot of the inFlight frees, until the
-// records cap, the run's duration or ctx ends it; it waits for every begun
+// records cap, the run's duration, Config.Stop or ctx ends it; it waits for every begun
 // record to end and returns how many began. Once the duration has passed
 // no record begins, whichever the loop was waiting for.
 func (r *runner) issue(ctx context.Context, inFlight int) int {
@@ -165,12 +165,13 @@ func (r *runner) issue(ctx context.Context, inFlight int) int {
 		slot := false
 		select {
 		case <-ctx.Done():
+		case <-r.cfg.Stop:
 		case <-deadline:
 		case slots <- struct{}{}:
 			slot = true
 		}
 		at := time.Since(t.start)
-		if !slot || ctx.Err() != nil || (r.cfg.Duration > 0 && at >= limit) {
+		if !slot || ctx.Err() != nil || stopped(r.cfg.Stop) || (r.cfg.Duration > 0 && at >= limit) {
 			if slot {
 				<-slots
 			}
@@ -186,6 +187,16 @@ func (r *runner) issue(ctx context.Context, inFlight int) int {
 	}
 	wg.Wait()
 	return begun
+}
+
+// stopped says whether stop is closed (a nil stop never is).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // fill sets the result's records, states and, for a time-bounded run, its

@@ -131,6 +131,11 @@ type Config struct {
 	// A StartAt already past starts at once; Result.StartLateSeconds says
 	// by how much.
 	StartAt time.Time
+	// Stop, once closed, begins no more records: those in progress finish
+	// within their deadlines (a drain), and the result is partial, the
+	// records never begun not_started. Cancelling Run's context instead
+	// ends the calls in flight too.
+	Stop <-chan struct{}
 }
 
 // Sample is the client's in-flight state at one moment of a run.
@@ -322,7 +327,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight,
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
 		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline,
-		ServerIdentified: identity != nil, Partial: ctx.Err() != nil, StartedAt: start.UTC()}
+		ServerIdentified: identity != nil, Partial: ctx.Err() != nil || stopped(cfg.Stop), StartedAt: start.UTC()}
 	if !cfg.StartAt.IsZero() {
 		res.StartLateSeconds = max(start.Sub(cfg.StartAt).Seconds(), 0)
 	}

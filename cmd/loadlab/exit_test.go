@@ -19,6 +19,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/latency"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
@@ -190,12 +191,16 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	stored := func(string) bool { return m.Service.Stats().StoredWrites >= 5 }
 	code, out, errb := interruptChildWhen(t, stored, 100*time.Millisecond, "run", "--target", m.URL, "--time-scale", "0.1", "--records", "20000", "--json")
 	var res struct {
-		Partial    bool `json:"partial"`
-		NotStarted int  `json:"not_started"`
-		Complete   int  `json:"complete"`
+		Partial      bool `json:"partial"`
+		NotStarted   int  `json:"not_started"`
+		Complete     int  `json:"complete"`
+		Interrupted  int  `json:"interrupted"`
+		WriteUnknown int  `json:"write_unknown"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || res.NotStarted == 0 || res.Complete == 0 {
-		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial result", code, res, err, errb)
+	// The first SIGINT drains: the records in flight finish.
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || res.NotStarted == 0 || res.Complete == 0 ||
+		res.Interrupted != 0 || res.WriteUnknown != 0 || !strings.Contains(errb, "loadlab: stopping: no new work") {
+		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial, drained result", code, res, err, errb)
 	}
 	code, out, errb = interruptChild(t, "", 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
 	var lres struct {
@@ -249,5 +254,48 @@ func TestFailuresExitOne(t *testing.T) {
 	// Writes of 15 ms against a 10 ms call timeout: every write's outcome is unknown.
 	if code := run([]string{"run", "--target", url, "--time-scale", "0.1", "--records", "10", "--call-timeout", "100ms", "--profile", "slow-write"}, &out, &errb); code != exitFailed || !strings.Contains(errb.String(), "10 writes of unknown outcome") {
 		t.Errorf("run with every write timed out: exit %d, stderr %q; want 1", code, errb.String())
+	}
+}
+
+// A second SIGINT aborts a drain: the calls in flight (writes that take 3 s
+// here) are cancelled, their records end interrupted or of unknown write,
+// and the run exits 130 at once with what it measured.
+func TestSecondInterruptAborts(t *testing.T) {
+	t.Parallel() // a child process that is interrupted whatever else runs
+	cfg := config.Default()
+	cfg.TimeScale = 0.1
+	p := cfg.Profiles[config.ProfileHealthy]
+	p.Records = latency.Spec{Kind: "fixed", Value: 30 * time.Second}
+	cfg.Profiles[config.ProfileHealthy] = p
+	m := mocktest.Start(t, cfg)
+	cmd := exec.Command(os.Args[0], "run", "--target", m.URL, "--time-scale", "0.1", "--records", "50", "--call-timeout", "60s", "--json")
+	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
+	var out bytes.Buffer
+	errb := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for m.Service.Stats().Stations["records"].Busy == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	for !strings.Contains(errb.String(), "stopping") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	second := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var res struct {
+		Partial      bool `json:"partial"`
+		Interrupted  int  `json:"interrupted"`
+		WriteUnknown int  `json:"write_unknown"`
+	}
+	jerr := json.Unmarshal(out.Bytes(), &res)
+	if took := time.Since(second); cmd.ProcessState.ExitCode() != exitInterrupted || jerr != nil || !res.Partial ||
+		res.Interrupted+res.WriteUnknown == 0 || took > 2*time.Second {
+		t.Errorf("exit %d (%v) %.1f s after the second SIGINT, %+v (%v), stderr %q; want 130 at once and the calls in flight cut",
+			cmd.ProcessState.ExitCode(), err, took.Seconds(), res, jerr, errb.String())
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
@@ -179,4 +181,11 @@ func partFlag(cmd, flagName, value string, err error) error {
 		return usageErr("%s: %s %q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", cmd, flagName, value)
 	}
 	return usageErr("%s: %s %v", cmd, flagName, err)
+}
+
+// begin starts a command that stops at once on SIGINT or SIGTERM (see
+// cli.Begin): its context, its metrics Registerer, and what undoes both.
+func begin(metricsAddr string, check error) (context.Context, prometheus.Registerer, func(), error) {
+	s, err := cli.Begin(metricsAddr, check, nil)
+	return s.Ctx, s.Registerer, s.Close, err
 }

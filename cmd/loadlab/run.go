@@ -33,7 +33,8 @@ const runSynopsis = "The records go to a running mock service (mockservice, at t
 	"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n" +
 	"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n" +
 	"99 a --threshold breached (before 1); 130 interrupted (SIGINT or SIGTERM): what was measured is printed,\n" +
-	"marked partial.\n"
+	"marked partial. The first Ctrl-C (or SIGTERM) drains: no new record begins, those in flight finish within\n" +
+	"their deadlines, the rest are not_started; a second aborts the calls in flight.\n"
 
 // runFlags maps the fields named in the records package's errors to
 // loadlab run's flags.
@@ -134,13 +135,14 @@ func runRecords(args []string, stdout io.Writer) error {
 		defer proxies.Stop()
 		cfg.CallURLs = proxies.URLs
 	}
-	ctx, reg, done, err := begin(o.metricsAddr, nil)
+	// Ctrl-C drains: no new record; those in flight finish. Again: abort.
+	s, err := cli.Begin(o.metricsAddr, nil, os.Stderr)
 	if err != nil {
 		return err
 	}
-	defer done()
-	cfg.Registerer = reg
-	res, err := records.Run(ctx, cfg)
+	defer s.Close()
+	cfg.Registerer, cfg.Stop = s.Registerer, s.Stop
+	res, err := records.Run(s.Ctx, cfg)
 	for _, e := range []error{records.ErrUnreachable, records.ErrTimeScaleMismatch, records.ErrNotMock, records.ErrAdmin} {
 		if errors.Is(err, e) {
 			return usageErr("%v", runHint(err))
