@@ -145,3 +145,20 @@ func TestAdviseWarnsOfProbesThatDoNotMeasureTheDependency(t *testing.T) {
 		t.Errorf("warnings %q, %v", a.Warnings, err)
 	}
 }
+
+// A dependency that refused before any knee showed has a limit, not an
+// unknown: its budget sits below the first rejection, and no warning says
+// that probing further may allow more.
+func TestNoKneeButRejectionsIsALimit(t *testing.T) {
+	probes := labProbes()
+	probes["enrichment"] = advise.Capacity{ServiceTimeSeconds: 0.120, RejectionsBeginAt: intp(17), Steps: steps(17, 1/0.120, 1e9)}
+	a, err := advise.Advise(pipeline.Lab(), probes, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := a.Dependencies["enrichment"]
+	if e.Permits != 16 || e.PermitsFrom != "the highest concurrency probed below the first rejection" ||
+		strings.Contains(strings.Join(a.Warnings, "|"), "probing further may allow more") {
+		t.Errorf("permits %d from %q, warnings %q", e.Permits, e.PermitsFrom, a.Warnings)
+	}
+}

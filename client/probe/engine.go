@@ -68,7 +68,7 @@ func Run(ctx context.Context, cfg Config, onStep func(Step)) (Result, error) {
 			break
 		}
 		res.Steps = append(res.Steps, st)
-		if onStep != nil {
+		if onStep != nil && failedEarly == "" { // a step given up on early has no measured figures to show
 			onStep(st)
 		}
 		if i == 0 && (st.OK == 0 || failedEarly != "") {

@@ -53,6 +53,7 @@ func TestErrorsSayTheFix(t *testing.T) {
 		{[]string{"run", "--recods", "10"}, "run: flag provided but not defined: -recods; did you mean --records?"},
 		{[]string{"probe", "--concurency", "1-4"}, "did you mean --concurrency?"},
 		{[]string{"experment"}, `unknown command "experment"; did you mean "experiment"? (see loadlab --help)`},
+		{[]string{"run", "--target", dead, "--strategy-file", "nope.yaml"}, "run: --strategy-file: nope.yaml: open nope.yaml: no such file or directory"},
 		{[]string{"run", "--threshold", "rejectd<1%"}, `"rejectd<1%": no figure "rejectd" (did you mean rejected?)`},
 		{[]string{"load", "--threshold", "p99_ms<<3"}, `"<3" is not a number`},
 		// Probes of one's own services given without the pipeline they are of.
@@ -94,5 +95,22 @@ func TestThresholdsExitNinetyNine(t *testing.T) {
 	if code != 99 || !strings.Contains(errb.String(), "load: 1 of 2 thresholds breached: p99_ms<0: measured ") ||
 		!strings.Contains(out.String(), "threshold on_time>=0%: measured ") {
 		t.Errorf("load: exit %d, %q\n%s", code, errb.String(), out.String())
+	}
+}
+
+// A target that accepts no connection is named as the run's, with what to
+// do, and a probe that failed at once prints no step of zeros before it.
+func TestUnreachableTargetsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--target", "http://127.0.0.1:1", "--records", "1"}, &out, &errb); code != exitUsage ||
+		!strings.HasPrefix(errb.String(), "loadlab: run: target unreachable: ") || !strings.Contains(errb.String(), "(is it running? --wait 10s waits for one that is starting)") {
+		t.Errorf("run: exit %d, %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"probe", "--target", "http://127.0.0.1:1/x", "--concurrency", "1-2", "--warm-up", "0s", "--step", "100ms"}, &out, &errb)
+	if code != exitUsage || strings.Contains(out.String(), "concurrency   1:") || !strings.Contains(errb.String(), "its first 20 requests failed") {
+		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }

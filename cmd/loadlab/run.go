@@ -173,7 +173,9 @@ func (o *runOptions) config() (records.Config, error) {
 	case o.strategyFile != "" && o.given["strategy"]:
 		return cfg, usageErr("run: --strategy and --strategy-file: give one")
 	case o.strategyFile != "":
-		s, err = records.LoadStrategyFile(o.strategyFile, p)
+		if s, err = records.LoadStrategyFile(o.strategyFile, p); err != nil {
+			return cfg, usageErr("run: --strategy-file: %v", err)
+		}
 	case o.given["strategy"]:
 		s, err = records.ParseStrategy(o.strategy)
 		if err == nil && s.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
@@ -293,8 +295,11 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 // runHint adds to an error of a target unfit for the run the flag that
 // mends it, where there is one.
 func runHint(err error) error {
-	if errors.Is(err, records.ErrReset) {
+	switch {
+	case errors.Is(err, records.ErrReset):
 		return fmt.Errorf("%w (give --admin-token, or --reset=false)", err)
+	case errors.Is(err, records.ErrUnreachable):
+		return fmt.Errorf("run: %s (is it running? --wait 10s waits for one that is starting)", strings.TrimPrefix(err.Error(), "records: "))
 	}
 	return err
 }
