@@ -99,8 +99,12 @@ func WriteResult(w io.Writer, r Result) error {
 			accepted, r.Records, share, r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
 	}
 	if r.DurationLimit > 0 {
-		fmt.Fprintf(w, "Time-bounded: records began for %g lab s, then those in progress finished; clock started %s",
-			r.DurationLimit, r.StartedAt.Format(time.RFC3339Nano))
+		unit := "lab s"
+		if r.TimeScale == 1 {
+			unit = "s"
+		}
+		fmt.Fprintf(w, "Time-bounded: records began for %g %s, then those in progress finished; clock started %s",
+			r.DurationLimit, unit, r.StartedAt.Format(time.RFC3339Nano))
 		if r.StartLateSeconds > 0 {
 			fmt.Fprintf(w, " (%.3f real s after --start-at)", r.StartLateSeconds)
 		}
