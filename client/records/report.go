@@ -62,6 +62,32 @@ func permits(n int) string {
 	return fmt.Sprintf("%d permits", n)
 }
 
+// seconds is the unit of times at a time scale: "s" at 1 (one's own
+// services), "lab s" otherwise.
+func seconds(scale float64) string {
+	if scale == 1 {
+		return "s"
+	}
+	return "lab s"
+}
+
+// writeHeadline says how many records were accepted of how many, in how
+// long, and at what rate.
+func writeHeadline(w io.Writer, r Result) {
+	accepted := r.Complete + r.Incomplete
+	share := ""
+	if r.Records > 0 {
+		share = fmt.Sprintf(" (%.0f%%)", 100*float64(accepted)/float64(r.Records))
+	}
+	if r.TimeScale == 1 {
+		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f s: %.2f records per second\n",
+			accepted, r.Records, share, r.DurationSeconds, r.AcceptedPerRealSecond)
+		return
+	}
+	fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f real s = %.2f lab s (time scale %g): %.2f records per lab second (%.2f per real second)\n",
+		accepted, r.Records, share, r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
+}
+
 // WriteResult writes a run's result for people.
 func WriteResult(w io.Writer, r Result) error {
 	peakWrites := "unknown (the target is not a loadlab mock service: client-side figures only)"
@@ -86,25 +112,10 @@ func WriteResult(w io.Writer, r Result) error {
 	if r.WriteUnknown > 0 {
 		fmt.Fprintf(w, "Writes of unknown outcome (sent, never answered; --json lists their record ids): %d\n", r.WriteUnknown)
 	}
-	accepted := r.Complete + r.Incomplete
-	share := ""
-	if r.Records > 0 {
-		share = fmt.Sprintf(" (%.0f%%)", 100*float64(accepted)/float64(r.Records))
-	}
-	if r.TimeScale == 1 {
-		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f s: %.2f records per second\n",
-			accepted, r.Records, share, r.DurationSeconds, r.AcceptedPerRealSecond)
-	} else {
-		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f real s = %.2f lab s (time scale %g): %.2f records per lab second (%.2f per real second)\n",
-			accepted, r.Records, share, r.DurationSeconds, r.DurationSeconds/r.TimeScale, r.TimeScale, r.AcceptedPerLabSecond, r.AcceptedPerRealSecond)
-	}
+	writeHeadline(w, r)
 	if r.DurationLimit > 0 {
-		unit := "lab s"
-		if r.TimeScale == 1 {
-			unit = "s"
-		}
 		fmt.Fprintf(w, "Time-bounded: records began for %g %s, then those in progress finished; clock started %s",
-			r.DurationLimit, unit, r.StartedAt.Format(time.RFC3339Nano))
+			r.DurationLimit, seconds(r.TimeScale), r.StartedAt.Format(time.RFC3339Nano))
 		if r.StartLateSeconds > 0 {
 			fmt.Fprintf(w, " (%.3f real s after --start-at)", r.StartLateSeconds)
 		}

@@ -105,7 +105,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.callURLs, "call-url", "", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
 		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
-	o.thresholds.Names = threshold.Names(records.Result{}.Figures())
+	o.thresholds.Names = threshold.Names(runFigures(records.Result{}))
 	fs.Var(&o.thresholds, "threshold", threshold.Usage("records", "rejected<1%, write_unknown==0, accepted_per_second>50",
 		"rejected (write_rejected + step_rejected)\nor accepted_per_second (per lab second)"))
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
@@ -213,6 +213,17 @@ func (o *runOptions) config() (records.Config, error) {
 	return cfg, nil
 }
 
+// runFigures are what a run's --threshold can name: the numbers of its
+// JSON, rejected (write_rejected + step_rejected, records refused) and
+// accepted_per_second (per lab second: per second at time scale 1).
+func runFigures(r records.Result) map[string]float64 {
+	f := threshold.Figures(r)
+	f["step_rejected"] = float64(r.StepRejected) // omitted from the JSON when 0
+	f["rejected"] = float64(r.WriteRejected + r.StepRejected)
+	f["accepted_per_second"] = r.AcceptedPerLabSecond
+	return f
+}
+
 // examplePermits is --permits' form for p's dependencies: lookup=N,ledger=N.
 func examplePermits(p *pipeline.Pipeline) string {
 	var kv []string
@@ -278,7 +289,7 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if o.asJSON {
 		out = os.Stderr
 	}
-	thresholdErr := threshold.Report(out, "run", o.thresholds.List, res.Figures(), float64(res.Records))
+	thresholdErr := threshold.Report(out, "run", o.thresholds.List, runFigures(res), float64(res.Records))
 	switch {
 	case res.Partial && res.DurationLimit > 0:
 		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit))
