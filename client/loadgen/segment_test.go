@@ -323,13 +323,28 @@ func TestSegmentsMatchOneGenerator(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sc, e := loadgen.OpeningRun()
 			tt.change(&sc)
-			merged, segs := runSegments(t, sc, e, 2)
-			whole := loadWhole(t, sc, e)
-			for _, sg := range segs {
-				for _, x := range sg.Timeline {
-					if x.Behind > 0 { // a stalled generator: the outcomes below then differ
-						t.Logf("segment %s fell behind in second %d: %+v", sg.Segment, x.T, x)
-					}
+			// Generators that fell behind their schedule by more than 1%
+			// of it (the machine stalled them: under -race on a VM whose
+			// host steals its CPU, 39 of 300 once) sent other load than
+			// the schedule's, so their outcomes cannot be compared within
+			// 2%: measure again, up to three times, and fail when no
+			// attempt kept up.
+			var merged, whole loadgen.Result
+			var segs []loadgen.Result
+			for attempt := 1; ; attempt++ {
+				merged, segs = runSegments(t, sc, e, 2)
+				whole = loadWhole(t, sc, e)
+				behind := whole.Behind
+				for _, sg := range segs {
+					behind += sg.Behind
+				}
+				if 100*behind <= whole.Scheduled {
+					break
+				}
+				t.Logf("attempt %d: the generators fell behind their schedule by %d arrivals (segments %d, %d; one generator %d)",
+					attempt, behind, segs[0].Behind, segs[1].Behind, whole.Behind)
+				if attempt == 3 {
+					t.Fatalf("the generators fell behind their schedule in %d attempts: the machine is too busy to compare them", attempt)
 				}
 			}
 			if !merged.ServerJoined || merged.Dropped != 0 {
