@@ -54,7 +54,8 @@ image: static
 # docker-compose.yml on a machine without a registry: no build, no pull.
 up: image
 	mkdir -p results
-	$(COMPOSE) up --no-build --abort-on-container-exit --exit-code-from client mock mock1 client
+	LOADLAB_RESULTS_NAME=$${LOADLAB_RESULTS_NAME:-compose-$$(date +%Y%m%d-%H%M%S)} \
+		$(COMPOSE) up --no-build --abort-on-container-exit --exit-code-from client mock mock1 client
 
 down:
 	$(COMPOSE) down --volumes --remove-orphans

@@ -67,3 +67,20 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version extra: exit %d", code)
 	}
 }
+
+// An experiment into a folder that holds an earlier run's results refuses
+// to replace them unless told to.
+func TestExperimentDoesNotOverwriteResults(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := experimentOptions{out: dir}
+	if _, err := o.load(); err == nil || !strings.Contains(err.Error(), "already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them") {
+		t.Errorf("without --force: %v", err)
+	}
+	o.force = true
+	if _, err := o.load(); err != nil {
+		t.Errorf("with --force: %v", err)
+	}
+}

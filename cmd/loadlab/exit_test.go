@@ -199,7 +199,8 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	}
 	// The first SIGINT drains: the records in flight finish.
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInterrupted || !res.Partial || res.NotStarted == 0 || res.Complete == 0 ||
-		res.Interrupted != 0 || res.WriteUnknown != 0 || !strings.Contains(errb, "loadlab: stopping: no new work") {
+		res.Interrupted != 0 || res.WriteUnknown != 0 || !strings.Contains(errb, "loadlab: stopping: no new work") ||
+		!strings.Contains(errb, "; what was measured is printed, marked partial") {
 		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial, drained result", code, res, err, errb)
 	}
 	code, out, errb = interruptChild(t, "", 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
@@ -221,8 +222,8 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 	outDir := filepath.Join(dir, "out")
 	// SIGINT once the first of 18 runs has finished.
 	code, _, errb := interruptChild(t, "1/18 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d, stderr %q; want 130", code, errb)
+	if code != exitInterrupted || !strings.Contains(errb, "partial results written to "+outDir) {
+		t.Fatalf("exit %d, stderr %q; want 130, saying where the results are", code, errb)
 	}
 	res, err := judge.ReadResults(filepath.Join(outDir, "results.json"))
 	if err != nil {

@@ -77,7 +77,7 @@ type experimentOptions struct {
 	calibrationPairs                                              int
 	maxBias                                                       float64
 	realTimeTarget                                                string
-	jsonLines                                                     bool
+	jsonLines, force                                              bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
 }
@@ -88,6 +88,7 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.hypotheses, "hypotheses", "", "preregistered hypotheses (must match their lock; see loadlab preregister)\n"+
 		"(default: those built into loadlab, "+defaultHypotheses+", and their lock)")
 	fs.StringVar(&o.out, "out", "", "results folder (default results/NAME-YYYYMMDD-HHMMSS)")
+	fs.BoolVar(&o.force, "force", false, "replace the results an --out folder already holds (refused otherwise)")
 	fs.StringVar(&o.target, "target", "", "base URL of a running mock service (default: start one in-process)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the mock service's admin routes")
 	fs.Float64Var(&o.overrides.TimeScale, "time-scale", 0, "override the file's time scale (its real_time cells stay at 1)")
@@ -204,8 +205,12 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	// The folder must take the results before hours of runs, not after. A
 	// shard's must not hold an earlier run's results: a shard that then
 	// died before writing its own would merge as complete.
-	if _, err := os.Stat(filepath.Join(pe.dir, "results.json")); pe.shard != nil && err == nil {
+	_, err = os.Stat(filepath.Join(pe.dir, "results.json"))
+	switch {
+	case err == nil && pe.shard != nil:
 		return pe, usageErr("--out: %s already holds a results.json (of an earlier run?): a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; remove it or choose another", pe.dir)
+	case err == nil && !o.force:
+		return pe, usageErr("--out: %s already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them", pe.dir)
 	}
 	if err := writable(pe.dir); err != nil {
 		return pe, usageErr("--out: %v", err)
@@ -325,7 +330,7 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 		fmt.Fprintf(stdout, "\nWrote %s\n", files)
 	}
 	if res.Partial != "" {
-		return interrupted(fmt.Errorf("experiment: %s", res.Partial))
+		return interrupted(fmt.Errorf("experiment: %s", res.Partial), pe.dir)
 	}
 	return outcome(res)
 }

@@ -162,7 +162,7 @@ func printProgress(p loadgen.Progress) {
 func loadExit(cfg loadgen.Config, res loadgen.Result) error {
 	switch {
 	case res.Partial:
-		return interrupted(fmt.Errorf("load: %d of %s arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg.Schedule, cfg.Segment)))
+		return interrupted(fmt.Errorf("load: %d of %s arrivals scheduled before it", res.Scheduled, scheduledTotal(cfg.Schedule, cfg.Segment)), "")
 	case res.TransportErrors+res.ErrorStatus > 0:
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("load: %d requests failed: %d transport errors, %d error statuses %v",
 			res.TransportErrors+res.ErrorStatus, res.TransportErrors, res.ErrorStatus, res.StatusCodes)}

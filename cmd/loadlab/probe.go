@@ -82,7 +82,7 @@ func runProbe(args []string, stdout io.Writer) error {
 	case err != nil:
 		return err
 	case res.Partial:
-		return interrupted(fmt.Errorf("probe: %d of %d steps measured", len(res.Steps), len(res.Plan.Concurrency)))
+		return interrupted(fmt.Errorf("probe: %d of %d steps measured", len(res.Steps), len(res.Plan.Concurrency)), opts.Out)
 	case res.Errors() > 0:
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("probe: %d measured requests ended in an error (see errors and error_kinds per step)", res.Errors())}
 	}

@@ -292,9 +292,9 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	thresholdErr := threshold.Report(out, "run", o.thresholds.List, runFigures(res), float64(res.Records))
 	switch {
 	case res.Partial && res.DurationLimit > 0:
-		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit))
+		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit), "")
 	case res.Partial:
-		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records))
+		return interrupted(fmt.Errorf("run: %d of %d records not started", res.NotStarted, res.Records), "")
 	case thresholdErr != nil:
 		return thresholdErr
 	case res.Trouble() != "":

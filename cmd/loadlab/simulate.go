@@ -48,7 +48,7 @@ func replayConcurrency(r compare.ConcurrencyReplay, asJSON bool, stdout io.Write
 	res, err := compare.RunConcurrencyReplay(ctx, r)
 	if err != nil {
 		if ctx.Err() != nil {
-			return interrupted(fmt.Errorf("simulate: interrupted: %w", ctx.Err()))
+			return interrupted(fmt.Errorf("simulate: %w", ctx.Err()), "")
 		}
 		return fmt.Errorf("simulate: %w", err)
 	}

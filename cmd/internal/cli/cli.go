@@ -38,9 +38,13 @@ func UsageErr(format string, a ...any) error {
 }
 
 // Interrupted is the error of a command stopped by a signal after it
-// wrote its partial results: err says what was done.
-func Interrupted(err error) error {
-	return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %w; partial results written", err)}
+// printed what it measured, marked partial, and wrote it to written (""
+// when it wrote no file): err says what was done.
+func Interrupted(err error, written string) error {
+	if written == "" {
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %w; what was measured is printed, marked partial", err)}
+	}
+	return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %w; partial results written to %s", err, written)}
 }
 
 // OneLine folds a multi-line error (YAML's, say) into the one line every
