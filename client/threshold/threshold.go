@@ -49,7 +49,7 @@ func Parse(s string, names []string) (Threshold, error) {
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return t, fmt.Errorf("%q: %q is not a number (e.g. rejected<1%%, p99_ms<300)", s, v)
+			return t, fmt.Errorf("%q: %q is not a number (e.g. rejected<1%%, write_unknown==0)", s, v)
 		}
 		t.Value = f
 		if !slices.Contains(names, t.Metric) {

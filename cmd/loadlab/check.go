@@ -26,10 +26,10 @@ func runPreregister(args []string, stdout io.Writer) error {
 	}
 	spec, err := design.LoadSpec(*file)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr("preregister: --file: %v", err)
 	}
 	if _, err := design.LoadHypotheses(*hyp, spec); err != nil {
-		return usageErr("%v", err)
+		return usageErr("preregister: --hypotheses: %v", err)
 	}
 	l, err := design.Preregister(*hyp, spec, time.Now())
 	if err != nil {

@@ -52,9 +52,9 @@ const experimentSynopsis = "Runs the experiment matrix: every strategy × scenar
 	"1.2 s median with hangs for 20 lab s; each with 10 lab s of health before and after). Their runs are\n" +
 	"time-bounded (the file's duration); at each phase's start the runner changes the mock service's live settings,\n" +
 	"the network faults between client and mock service (an in-process proxy per dependency), or restarts the mock\n" +
-	"service (then run as a process of its own with its store in a temporary directory). See the README.\n\n" +
-	"On several machines: --shard i/n runs part i of n of the matrix (see loadlab merge, and the README's \"On\n" +
-	"Kubernetes\"); --json-lines prints every run and then the results as JSON lines, for a pod's log.\n\n" +
+	"service (then run as a process of its own with its store in a temporary directory). See experiments/README.md.\n\n" +
+	"On several machines: --shard i/n runs part i of n of the matrix (see loadlab merge, and deploy/README.md's\n" +
+	"Kubernetes section); --json-lines prints every run and then the results as JSON lines, for a pod's log.\n\n" +
 	"Exit codes: 0 every run valid and every verdict final; 1 some runs failed, contaminated or invalid (listed in\n" +
 	"the report), some verdicts provisional, or none judged for biases beyond the limit; 2 bad input, or a mock\n" +
 	"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n" +
@@ -208,9 +208,9 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	_, err = os.Stat(filepath.Join(pe.dir, "results.json"))
 	switch {
 	case err == nil && pe.shard != nil:
-		return pe, usageErr("--out: %s already holds a results.json (of an earlier run?): a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; remove it or choose another", pe.dir)
+		return pe, usageErr("experiment: --out: %s already holds a results.json (of an earlier run?): a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; remove it or choose another", pe.dir)
 	case err == nil && !o.force:
-		return pe, usageErr("--out: %s already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them", pe.dir)
+		return pe, usageErr("experiment: --out: %s already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them", pe.dir)
 	}
 	if err := writable(pe.dir); err != nil {
 		return pe, usageErr("--out: %v", err)

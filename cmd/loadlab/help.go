@@ -39,7 +39,7 @@ var helpIntro = map[string]string{
 		"  loadlab merge --out load.json segment-0.json segment-1.json\n\n",
 	"preregister": "Locks a hypotheses file before its first run.\n\nExample:\n" +
 		"  loadlab preregister --file experiments/replication.yaml --hypotheses experiments/hypotheses-v5.yaml\n\n",
-	"simulate concurrency": "The exact model of the published concurrency simulation.\n\nExamples:\n" +
+	"simulate concurrency": "The exact model of the concurrency simulation (48 seeded requests, 8 workers, client limits).\n\nExamples:\n" +
 		"  loadlab simulate concurrency --limits 1,8,48\n  loadlab simulate concurrency --real --seeds 1-3 --time-scale 0.2\n\n",
 	"simulate admission": "The exact model of the admission load test.\n\nExamples:\n" +
 		"  loadlab simulate admission\n  loadlab simulate admission --generator closed --users 20 --json\n\n",

@@ -19,7 +19,7 @@ import (
 const loadSynopsis = "Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n" +
 	"every request in one outcome: on_time, rejected, too_late (served after the client gave up), unfinished,\n" +
 	"cancelled, timed_out, unjoined, error_status or transport_error, joined with the mock service's request\n" +
-	"log. Without --target it starts the document's endpoint in-process on loopback (the scenario's workers,\n" +
+	"log. Without --target it starts the admission model's endpoint in-process on loopback (the scenario's workers,\n" +
 	"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n" +
 	"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n" +
 	"at the same --time-scale); any other target is sent the load and nothing else.\n\n" +

@@ -60,7 +60,7 @@ Commands:
   load                   drive an endpoint with an open ramp or closed users and report every
                          request in one outcome (on time, rejected, served too late, unfinished, ...)
                          (flags as simulate admission; --compare-model puts both side by side)
-  simulate concurrency   exact model of the published concurrency simulation
+  simulate concurrency   exact model of the concurrency simulation
                          (48 seeded requests, 8 workers, FIFO queue, client limits)
   simulate admission     exact model of the admission load test
                          (one-second steps, open ramp or closed users, bounded queue, timeouts)
@@ -76,7 +76,7 @@ or a target unfit for the command (nothing sent); 99 a --threshold of run or loa
 const simulateUsage = `Usage: loadlab simulate MODEL [flags]
 
 Models:
-  concurrency   exact model of the published concurrency simulation
+  concurrency   exact model of the concurrency simulation
                 (48 seeded requests, 8 workers, FIFO queue, client limits)
   admission     exact model of the admission load test
                 (one-second steps, open ramp or closed users, bounded queue, timeouts)
@@ -147,7 +147,7 @@ func dispatch(args []string, stdout io.Writer) error {
 			fmt.Fprint(stdout, simulateUsage)
 			return nil
 		}
-		return usageErr("simulate: unknown model %q (concurrency or admission)", args[1])
+		return usageErr("simulate: unknown model %q%s (concurrency or admission)", args[1], cli.Suggest(args[1], []string{"concurrency", "admission"}))
 	}
 	return usageErr("unknown command %q%s (see loadlab --help)", args[0], cli.Suggest(args[0], commands))
 }

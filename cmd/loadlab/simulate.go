@@ -61,7 +61,7 @@ func replayConcurrency(r compare.ConcurrencyReplay, asJSON bool, stdout io.Write
 func simulateConcurrency(args []string, stdout io.Writer) error {
 	sc := models.DefaultConcurrencyScenario()
 	fs, parse := newFlagSet("simulate concurrency",
-		"Runs every client limit on every seeded workload of the published concurrency simulation and\n"+
+		"Runs every client limit on every seeded workload of the concurrency simulation and\n"+
 			"prints the median, minimum and maximum of each metric. Pure simulated time: no network.\n"+
 			"With --real it also replays each workload over real HTTP against an in-process mock service in\n"+
 			"replay mode (the scenario's workers, unbounded FIFO queue, each request served for exactly its\n"+
@@ -123,7 +123,7 @@ func simulateAdmission(args []string, stdout io.Writer) error {
 	fs, parse := newFlagSet("simulate admission",
 		"One-second model of an endpoint with workers, a bounded FIFO queue and client timeouts, under an\n"+
 			"open ramp or closed users. Reports every request as on time, rejected, served too late or unfinished.\n"+
-			"Defaults are the document's opening run.\n", stdout)
+			"Defaults are the admission model's opening run.\n", stdout)
 	admissionFlags(fs, &sc)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := parse(args); err != nil {

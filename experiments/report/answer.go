@@ -9,21 +9,41 @@ import (
 )
 
 // writeAnswer writes the experiment's answer as image files to show
-// elsewhere: accepted records per lab second per strategy and scenario,
-// one accepted-CPU.svg per CPU setting, as report.html draws them.
+// elsewhere, as report.html draws them, for each CPU setting with more
+// than one strategy: accepted records per lab second per strategy and
+// scenario (accepted-CPU.svg) and, when any run got one, write 503s
+// (rejected-CPU.svg).
 func writeAnswer(dir string, r *judge.Results) error {
 	for _, cpu := range r.Experiment.CPUs {
-		p, err := grouped(r, cpu.Name, "accepted_per_second", "Accepted records per second, "+cpu.Name+" (median, min–max)", "records / lab second", math.NaN(), "")
-		if err != nil || p == nil {
-			return err
+		if strategiesAt(r, cpu.Name) < 2 {
+			continue
 		}
-		s, err := svg(p, chartWidth, chartHeight)
-		if err != nil {
-			return err
+		charts := []struct{ file, metric, title, ylabel string }{
+			{"accepted-", "accepted_per_second", acceptedTitle, "records / lab second"},
+			{"rejected-", "write_rejections", rejectedTitle, "503 answers"},
 		}
-		if err := os.WriteFile(filepath.Join(dir, "accepted-"+cpu.Name+".svg"), []byte(s), 0o644); err != nil {
-			return err
+		for i, c := range charts {
+			if i > 0 && !anyAbove(r, cpu.Name, c.metric, 0) {
+				continue
+			}
+			p, err := grouped(r, cpu.Name, c.metric, c.title+cpu.Name+" (median, min–max)", c.ylabel, math.NaN(), "")
+			if err != nil || p == nil {
+				return err
+			}
+			s, err := svg(p, chartWidth, chartHeight)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, c.file+cpu.Name+".svg"), []byte(s), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// The headline charts' titles, before the CPU setting.
+const (
+	acceptedTitle = "Accepted records per lab second, "
+	rejectedTitle = "Write 503s per run, "
+)

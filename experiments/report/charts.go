@@ -80,7 +80,7 @@ func figures(r *judge.Results) ([]figure, error) {
 			continue // one strategy's bars say what the tables say
 		}
 		headline := cpu.Name == first
-		p, err := grouped(r, cpu.Name, "accepted_per_second", "Accepted records per second, "+cpu.Name+" (median, min–max)", "records / lab second", math.NaN(), "")
+		p, err := grouped(r, cpu.Name, "accepted_per_second", acceptedTitle+cpu.Name+" (median, min–max)", "records / lab second", math.NaN(), "")
 		if err := add("", p, chartHeight, err); err != nil {
 			return nil, err
 		}
@@ -88,7 +88,7 @@ func figures(r *judge.Results) ([]figure, error) {
 			out[len(out)-1].Headline = headline
 		}
 		if anyAbove(r, cpu.Name, "write_rejections", 0) {
-			p, err = grouped(r, cpu.Name, "write_rejections", "Write 503s per run, "+cpu.Name+" (median, min–max)", "503 answers", math.NaN(), "")
+			p, err = grouped(r, cpu.Name, "write_rejections", rejectedTitle+cpu.Name+" (median, min–max)", "503 answers", math.NaN(), "")
 			if err := add("", p, chartHeight, err); err != nil {
 				return nil, err
 			}

@@ -97,5 +97,11 @@ func writeAnswerMarkdown(w io.Writer, r *judge.Results, rep report) {
 		markdownTable(w, []string{"id", "verdict", "claim"}, rows)
 	}
 	cpu := r.Experiment.CPUs[0].Name
+	if strategiesAt(r, cpu) < 2 {
+		return
+	}
 	fmt.Fprintf(w, "![Accepted records per lab second by strategy and scenario, %s](accepted-%s.svg)\n\n", cpu, cpu)
+	if anyAbove(r, cpu, "write_rejections", 0) {
+		fmt.Fprintf(w, "![Write 503s per run by strategy and scenario, %s](rejected-%s.svg)\n\n", cpu, cpu)
+	}
 }
