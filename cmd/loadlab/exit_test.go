@@ -130,14 +130,7 @@ func interruptChild(t *testing.T, ready string, delay time.Duration, args ...str
 // the child's stderr so far.
 func interruptChildWhen(t *testing.T, ready func(stderr string) bool, delay time.Duration, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
-	var out bytes.Buffer
-	errb := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = &out, errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errb := startChild(t, args...)
 	deadline := time.Now().Add(30 * time.Second)
 	for !ready(errb.String()) {
 		if time.Now().After(deadline) {
@@ -159,6 +152,20 @@ func interruptChildWhen(t *testing.T, ready func(stderr string) bool, delay time
 		t.Fatalf("%v did not end within 30 s of SIGINT", args)
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// startChild starts this binary as loadlab with args, its stdout and
+// stderr kept (stderr readable while it runs).
+func startChild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
+	out, errb := &bytes.Buffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, errb
 }
 
 // lockedBuffer is a buffer a child writes while the test reads it.
@@ -269,14 +276,7 @@ func TestSecondInterruptAborts(t *testing.T) {
 	p.Records = latency.Spec{Kind: "fixed", Value: 30 * time.Second}
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := mocktest.Start(t, cfg)
-	cmd := exec.Command(os.Args[0], "run", "--target", m.URL, "--time-scale", "0.1", "--records", "50", "--call-timeout", "60s", "--json")
-	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
-	var out bytes.Buffer
-	errb := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = &out, errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errb := startChild(t, "run", "--target", m.URL, "--time-scale", "0.1", "--records", "50", "--call-timeout", "60s", "--json")
 	deadline := time.Now().Add(30 * time.Second)
 	for m.Service.Stats().Stations["records"].Busy == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

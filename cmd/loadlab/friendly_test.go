@@ -8,20 +8,9 @@ import (
 	"testing"
 )
 
-// shopPipeline is a pipeline of one's own: no enrichment, no records.
-const shopPipeline = `name: shop
-dependencies:
-  - name: lookup
-    path: /enrich
-    body: '{"record_id":{{json .ID}},"step":1}'
-  - name: ledger
-    path: /records
-    body: '{"id":{{json .ID}},"complete":{{.Complete}}}'
-steps:
-  - dependency: lookup
-  - dependency: ledger
-    required: true
-`
+// shopPipeline is a pipeline of one's own (no enrichment, no records):
+// cliPipeline under the name shop.
+var shopPipeline = strings.Replace(cliPipeline, "name: two", "name: shop", 1)
 
 // Errors that point: each names the flag or the file and says the fix,
 // with exit 2 and nothing sent (the targets here accept no connection).
