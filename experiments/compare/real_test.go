@@ -49,8 +49,25 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := models.DefaultAdmissionScenario()
 			tt.change(&sc)
-			real, model := loadBesideTheModel(t, sc, 0.1, loadgen.Config{LateThreshold: loadgen.DefaultLateThreshold,
-				TieWindow: loadgen.DefaultTieWindowStep})
+			// A generator that fell behind its schedule by more than 1% of
+			// it (the machine stalled it: under -race on a VM whose host
+			// steals its CPU, 27 of 300 once) sent other load than the
+			// model's, so its outcomes cannot be compared within 2%:
+			// measure again, up to three times, and fail when no attempt
+			// kept up.
+			var real loadgen.Result
+			var model models.AdmissionResult
+			for attempt := 1; ; attempt++ {
+				real, model = loadBesideTheModel(t, sc, 0.1, loadgen.Config{LateThreshold: loadgen.DefaultLateThreshold,
+					TieWindow: loadgen.DefaultTieWindowStep})
+				if 100*real.Behind <= real.Scheduled {
+					break
+				}
+				t.Logf("attempt %d: the generator fell behind its schedule by %d of %d arrivals", attempt, real.Behind, real.Scheduled)
+				if attempt == 3 {
+					t.Fatalf("the generator fell behind its schedule in %d attempts: the machine is too busy to compare it with the model", attempt)
+				}
+			}
 			if !real.ServerJoined || real.Dropped != 0 {
 				t.Fatalf("joined %v, dropped %d", real.ServerJoined, real.Dropped)
 			}
