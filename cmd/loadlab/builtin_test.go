@@ -68,19 +68,23 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// An experiment into a folder that holds an earlier run's results refuses
-// to replace them unless told to.
+// An experiment into a folder that holds an earlier run's results, or
+// the run log of one that did not finish, refuses to replace them unless
+// told to, and says how to finish the earlier one.
 func TestExperimentDoesNotOverwriteResults(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := experimentOptions{out: dir}
-	if _, err := o.load(); err == nil || !strings.Contains(err.Error(), "already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them") {
-		t.Errorf("without --force: %v", err)
-	}
-	o.force = true
-	if _, err := o.load(); err != nil {
-		t.Errorf("with --force: %v", err)
+	for _, file := range []string{"results.json", "run-log.jsonl"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, file), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := experimentOptions{out: dir}
+		if _, err := o.load(); err == nil || !strings.Contains(err.Error(), "already holds the results of an earlier run ("+file+"): "+
+			"loadlab experiment --resume "+dir+" finishes an interrupted run; else choose another folder, or give --force to replace them") {
+			t.Errorf("%s without --force: %v", file, err)
+		}
+		o.force = true
+		if _, err := o.load(); err != nil {
+			t.Errorf("%s with --force: %v", file, err)
+		}
 	}
 }

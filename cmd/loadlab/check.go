@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/runlog"
 )
 
 func runPreregister(args []string, stdout io.Writer) error {
@@ -95,7 +96,7 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 	path := filepath.Join(dir, "results.json")
 	res, err := judge.ReadResults(path)
 	if err != nil {
-		return nil, usageErr("check: %v", err)
+		return nil, usageErr("check: %v%s", err, runlog.Hint(dir))
 	}
 	verdicts, err := judge.Check(res, res.Experiment.MockConfig())
 	if errors.Is(err, judge.ErrNoRawData) {
@@ -116,10 +117,13 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
 	if n := judge.Provisional(verdicts); n > 0 {
 		fmt.Fprintf(stdout, "%s provisional (the time-scale bias of cells they read was not measured or did not resolve): "+
-			"loadlab check --accept-uncalibrated %s makes them final\n", verdictsAre(n), dir)
+			"loadlab check --accept-uncalibrated %s makes them final\n", judge.VerdictsAre(n), dir)
 	}
 	if n := judge.GatedByBias(verdicts); n > 0 {
-		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", verdictsAre(n), dir)
+		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", judge.VerdictsAre(n), dir)
+	}
+	if res.Partial != "" {
+		fmt.Fprintf(stdout, "PARTIAL: %s%s\n", res.Partial, runlog.Hint(dir))
 	}
 	switch {
 	case res.Shard != nil:

@@ -225,18 +225,18 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 func TestInterruptedExperimentIsPartial(t *testing.T) {
 	t.Parallel() // a child process that is interrupted whatever else runs
 	dir := t.TempDir()
-	spec, hyp := lockedTinyExperiment(t, dir, 9)
+	spec, hyp := lockedTinyExperiment(t, dir, 4)
 	outDir := filepath.Join(dir, "out")
-	// SIGINT once the first of 18 runs has finished.
-	code, _, errb := interruptChild(t, "1/18 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
-	if code != exitInterrupted || !strings.Contains(errb, "partial results written to "+outDir) {
+	// SIGINT once the first of 8 runs has finished.
+	code, _, errb := interruptChild(t, "1/8 ", 0, "experiment", "--file", spec, "--hypotheses", hyp, "--out", outDir)
+	if code != exitInterrupted || !strings.Contains(errb, "partial results written to "+outDir+"; finish it with: ") {
 		t.Fatalf("exit %d, stderr %q; want 130, saying where the results are", code, errb)
 	}
 	res, err := judge.ReadResults(filepath.Join(outDir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(res.Partial, "interrupted after ") || len(res.Runs) == 0 || len(res.Runs) >= 18 || len(res.Cells) != 2 || res.Finished.IsZero() {
+	if !strings.HasPrefix(res.Partial, "interrupted after ") || len(res.Runs) == 0 || len(res.Runs) >= 8 || len(res.Cells) != 2 || res.Finished.IsZero() {
 		t.Errorf("partial %q, %d runs, %d cells, finished %v", res.Partial, len(res.Runs), len(res.Cells), res.Finished)
 	}
 	for _, f := range []string{"report.md", "report.html"} {
@@ -244,6 +244,46 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 		if !strings.Contains(string(b), "PARTIAL: interrupted after") {
 			t.Errorf("%s does not say it is partial", f)
 		}
+	}
+	resumeAfterInterrupt(t, outDir, spec, errb)
+}
+
+// resumeAfterInterrupt resumes the interrupted experiment of outDir, read
+// from spec: the interruption printed the command; check says the log
+// holds the rest; resuming refuses other flags and an edited experiment
+// file, running nothing; with the file as it was, it finishes the matrix.
+func resumeAfterInterrupt(t *testing.T, outDir, spec, errb string) {
+	t.Helper()
+	if !strings.Contains(errb, "; finish it with: loadlab experiment --resume "+outDir) {
+		t.Errorf("the interruption does not say how to finish: %s", errb)
+	}
+	if code, stdout, _ := loadlabChild(t, "check", outDir); code != 0 || !strings.Contains(stdout, "finish it with: loadlab experiment --resume "+outDir) {
+		t.Errorf("check of the partial results: exit %d, %s", code, stdout)
+	}
+	if code, _, stderr := loadlabChild(t, "experiment", "--resume", outDir, "--runs", "3"); code != exitUsage ||
+		!strings.Contains(stderr, "--resume takes the experiment's files and settings from its run log: --runs cannot be given with it") {
+		t.Errorf("--resume with --runs: exit %d, %s", code, stderr)
+	}
+	original, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := logLines(outDir)
+	if err := os.WriteFile(spec, append(original, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := loadlabChild(t, "experiment", "--resume", outDir); code != exitUsage ||
+		!strings.Contains(stderr, "not the experiment the run log holds: the experiment file (SHA-256) differs") || logLines(outDir) != lines {
+		t.Errorf("resumed against an edited experiment file: exit %d, %d log lines (was %d): %s", code, logLines(outDir), lines, stderr)
+	}
+	if err := os.WriteFile(spec, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := loadlabChild(t, "experiment", "--resume", outDir); code != 0 {
+		t.Fatalf("resumed: exit %d: %s", code, stderr)
+	}
+	if res := wholeResults(t, outDir); len(res.Attempts) != 2 {
+		t.Errorf("attempts %+v; want 2", res.Attempts)
 	}
 }
 

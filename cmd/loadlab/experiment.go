@@ -20,6 +20,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/runlog"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -80,6 +81,12 @@ type experimentOptions struct {
 	jsonLines, force                                              bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
+	// resume is --resume's folder, log its run log; given the flags set on
+	// the command line; stopped why the runner stopped before the end.
+	resume  string
+	log     *runlog.Log
+	given   map[string]string
+	stopped error
 }
 
 // bind declares the flags into o.
@@ -88,7 +95,10 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.hypotheses, "hypotheses", "", "preregistered hypotheses (must match their lock; see loadlab preregister)\n"+
 		"(default: those built into loadlab, "+defaultHypotheses+", and their lock)")
 	fs.StringVar(&o.out, "out", "", "results folder (default results/NAME-YYYYMMDD-HHMMSS)")
-	fs.BoolVar(&o.force, "force", false, "replace the results an --out folder already holds (refused otherwise)")
+	fs.BoolVar(&o.force, "force", false, "replace the results (or run log) an --out folder already holds (refused otherwise)")
+	fs.StringVar(&o.resume, "resume", "", "finish the experiment whose results folder this is, after Ctrl-C, a kill or a crash: its run log\n"+
+		"(run-log.jsonl) names the files and settings; refused when they or the loadlab binary changed since. Runs\n"+
+		"only the missing runs, each with its seed, and writes the results of them all")
 	fs.StringVar(&o.target, "target", "", "base URL of a running mock service (default: start one in-process)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the mock service's admin routes")
 	fs.Float64Var(&o.overrides.TimeScale, "time-scale", 0, "override the file's time scale (its real_time cells stay at 1)")
@@ -137,11 +147,16 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
+	o.given = map[string]string{}
+	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = f.Value.String() })
 	if o.calibrationPairs >= 0 {
 		o.overrides.CalibrationPairs = &o.calibrationPairs
 	}
 	if o.maxBias != 0 {
 		o.overrides.MaxBias = &o.maxBias
+	}
+	if err := o.fromLog(); err != nil {
+		return err
 	}
 	if o.jsonLines {
 		o.lines = &jsonLineWriter{w: stdout}
@@ -205,12 +220,14 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	// The folder must take the results before hours of runs, not after. A
 	// shard's must not hold an earlier run's results: a shard that then
 	// died before writing its own would merge as complete.
-	_, err = os.Stat(filepath.Join(pe.dir, "results.json"))
+	held := runlog.Held(pe.dir)
 	switch {
-	case err == nil && pe.shard != nil:
-		return pe, usageErr("experiment: --out: %s already holds a results.json (of an earlier run?): a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; remove it or choose another", pe.dir)
-	case err == nil && !o.force:
-		return pe, usageErr("experiment: --out: %s already holds the results of an earlier run (results.json): choose another folder, or give --force to replace them", pe.dir)
+	case held != "" && o.log == nil && pe.shard != nil:
+		return pe, usageErr("experiment: --out: %s already holds %s: a shard writes into an empty folder, so that a shard that fails cannot be merged as the old one; "+
+			"loadlab experiment --resume %s finishes an interrupted one, or remove it or choose another", pe.dir, held, pe.dir)
+	case held != "" && o.log == nil && !o.force:
+		return pe, usageErr("experiment: --out: %s already holds %s: loadlab experiment --resume %s finishes an interrupted run; "+
+			"else choose another folder, or give --force to replace them", pe.dir, held, pe.dir)
 	}
 	if err := writable(pe.dir); err != nil {
 		return pe, usageErr("--out: %v", err)
@@ -261,7 +278,10 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		ExperimentSHA256: pe.SpecSHA256,
 		Binary:           bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
-		Mocks: inProcessMocks{}, Restarter: mock.restarter}
+		Mocks: inProcessMocks{}, Restarter: mock.restarter, Journal: o.journal(pe)}
+	if o.log != nil {
+		cfg.Resume = &o.log.Resume
+	}
 	if o.realTimeTarget != "" {
 		cfg.Mocks = runningMock(o.realTimeTarget)
 	}
@@ -277,13 +297,19 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		return nil, runnerError(err)
 	}
 	res, err := r.Run(ctx)
+	o.stopped = err
 	switch {
 	case err != nil && res == nil && errors.Is(err, context.Canceled):
 		return nil, err // interrupted before the first run: nothing to write
+	case err != nil && res == nil && errors.Is(err, runner.ErrJournal):
+		return nil, &cli.ExitError{Code: exitFailed, Err: err}
 	case err != nil && res == nil:
 		return nil, runnerError(err) // the mock service was unfit or did not answer: nothing ran
 	case o.calibration.Only:
-		return res, printCalibration(stdout, res.TimeScaleBias)
+		if problem := runner.WriteCalibration(stdout, res.TimeScaleBias); problem != "" {
+			return res, &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("calibration: %s", problem)}
+		}
+		return res, nil
 	}
 	return res, nil
 }
@@ -298,6 +324,8 @@ func runnerError(err error) error {
 		return usageErr("%v (give --admin-token)", err)
 	case errors.Is(err, runner.ErrCannotRestart):
 		return usageErr("%v (run without --target: the runner starts its own)", err)
+	case errors.Is(err, runner.ErrNotSameExperiment):
+		return usageErr("%v: nothing ran; restore what it began with, or run the experiment into a folder of its own", err)
 	}
 	return usageErr("%v", experimentFlags.Rename(err))
 }
@@ -323,48 +351,23 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 		}
 	}
 	if werr != nil {
-		return werr
+		return o.unwritten(pe, werr)
 	}
 	if o.lines == nil {
-		printSummary(stdout, res)
+		report.WriteSummary(stdout, res)
 		fmt.Fprintf(stdout, "\nWrote %s\n", files)
 	}
 	if res.Partial != "" {
-		return interrupted(fmt.Errorf("experiment: %s", res.Partial), pe.dir)
+		return o.unfinished(pe, res)
 	}
 	return outcome(res)
-}
-
-// verdictsAre is "1 verdict is" or "n verdicts are".
-func verdictsAre(n int) string {
-	if n == 1 {
-		return "1 verdict is"
-	}
-	return fmt.Sprintf("%d verdicts are", n)
 }
 
 // outcome is how an experiment that ran to its end exits: 1 when runs
 // were not valid, when verdicts are provisional (a bias not measured or
 // unresolved), or when the calibration left nothing judged.
 func outcome(res *judge.Results) error {
-	var why []string
-	failed := 0
-	for _, run := range res.Runs {
-		if !run.Valid() {
-			failed++
-		}
-	}
-	if failed > 0 {
-		why = append(why, fmt.Sprintf("%d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs)))
-	}
-	if n := judge.Provisional(res.Verdicts); n > 0 {
-		why = append(why, fmt.Sprintf("%s provisional: the time-scale bias of cells they read was not measured or did not resolve "+
-			"(--accept-uncalibrated makes them final, or loadlab check --accept-uncalibrated DIR after the run)", verdictsAre(n)))
-	}
-	if n := judge.GatedByBias(res.Verdicts); n > 0 && n == len(res.Verdicts) {
-		why = append(why, "nothing could be judged: every verdict reads a cell whose time-scale bias is beyond the limit (--accept-bias, or loadlab check --accept-bias DIR)")
-	}
-	if len(why) > 0 {
+	if why := judge.Shortfalls(res); len(why) > 0 {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
 	}
 	return nil

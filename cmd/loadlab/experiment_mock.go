@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
-	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -75,36 +72,4 @@ type runLines struct {
 
 func (l runLines) RunDone(rec judge.RunRecord, _, _ int, _ time.Duration) {
 	l.lines.write("run", l.shard, rec)
-}
-
-// printSummary prints the answer: the accepted rates, the verdicts and
-// their counts (report.md and report.html hold everything).
-func printSummary(w io.Writer, res *judge.Results) {
-	report.WriteSummary(w, res)
-}
-
-// printCalibration prints each calibrated cell's bias and what it means;
-// a bias that is not within the limit, or a calibration that did not
-// complete, exits 1.
-func printCalibration(w io.Writer, b *judge.Bias) error {
-	if b.Skipped != "" {
-		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", b.Skipped)
-		return nil
-	}
-	fmt.Fprintf(w, "Accepted records per lab second at time scale %g ÷ at time scale 1, runs 1 to %d of each cell paired by seed:\n\n", b.TimeScale, b.Pairs)
-	bad := 0
-	for _, m := range b.Measured {
-		fmt.Fprintf(w, "  %-32s %s\n", m.Cell, runner.BiasLine(m, b.MaxBias))
-		if m.State != judge.BiasWithin {
-			bad++
-		}
-	}
-	switch {
-	case b.Incomplete != "":
-		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("calibration: incomplete: %s", b.Incomplete)}
-	case bad > 0:
-		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("calibration: %d of %d cells not within ±%.1f%%", bad, len(b.Measured), 100*b.MaxBias)}
-	}
-	fmt.Fprintf(w, "\nEvery bias is within ±%.1f%%.\n", 100*b.MaxBias)
-	return nil
 }

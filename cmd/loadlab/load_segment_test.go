@@ -51,8 +51,8 @@ func TestLoadSegmentsMergeCLI(t *testing.T) {
 		t.FailNow()
 	}
 	for i, f := range files {
-		if !isLoadResult(f) {
-			t.Errorf("isLoadResult(%s) is false", f)
+		if !loadgen.IsResultFile(f) {
+			t.Errorf("IsResultFile(%s) is false", f)
 		}
 		b, _ := os.ReadFile(f)
 		var m map[string]json.RawMessage
@@ -65,8 +65,8 @@ func TestLoadSegmentsMergeCLI(t *testing.T) {
 			}
 		}
 	}
-	if isLoadResult(dir) {
-		t.Error("isLoadResult(a folder) is true")
+	if loadgen.IsResultFile(dir) {
+		t.Error("IsResultFile(a folder) is true")
 	}
 
 	merged := filepath.Join(dir, "merged.json")

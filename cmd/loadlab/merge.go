@@ -118,7 +118,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	}
 	// Segments of a load (loadlab load --segment i/n --json) merge into
 	// one load result.
-	if isLoadResult(paths[0]) {
+	if loadgen.IsResultFile(paths[0]) {
 		return mergeLoad(paths, *out, stdout)
 	}
 	var parts []judge.Part
@@ -141,7 +141,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	if err := report.WriteOutputs(*out, res); err != nil {
 		return err
 	}
-	printSummary(stdout, res)
+	report.WriteSummary(stdout, res)
 	fmt.Fprintf(stdout, "\nMerged %d shards (%d runs) into %s, %s and %s\n", len(parts), len(res.Runs),
 		filepath.Join(*out, "results.json"), filepath.Join(*out, "report.md"), filepath.Join(*out, "report.html"))
 	return nil

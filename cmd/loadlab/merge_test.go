@@ -176,7 +176,7 @@ func TestShardBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var so, se bytes.Buffer
-	if code := run([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--shard", "0/2", "--out", stale}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "already holds a results.json") {
+	if code := run([]string{"experiment", "--file", spec, "--hypotheses", hyp, "--shard", "0/2", "--out", stale}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "already holds the results of an earlier run (results.json): a shard writes into an empty folder") {
 		t.Errorf("a shard into a used folder: exit %d, %q", code, se.String())
 	}
 	// The advised cells' probes would differ by machine: no split.

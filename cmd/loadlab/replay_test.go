@@ -32,7 +32,8 @@ const perCallOverhead = 0.6 // ms
 // workloads 1–10 (README) the medians of every count are equal and the
 // times within 0.4%.
 func TestSimulateRealAgreesWithTheModel(t *testing.T) {
-	t.Parallel() // beside the silent-target tests, which only wait
+	// Not in parallel: it times real calls, and the package's other tests
+	// start experiments in child processes that load both cores.
 	bin := filepath.Join(t.TempDir(), "loadlab")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

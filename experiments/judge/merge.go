@@ -27,6 +27,8 @@ type MergedShard struct {
 	Finished    time.Time    `json:"finished"`
 	Runs        int          `json:"runs"`
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Attempts is the shard's processes, when it was resumed.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // Part is one shard's results and where they were read from.
@@ -63,7 +65,7 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 	}
 	spec := byIndex[0].Results.Experiment
 	merged := *byIndex[0].Results
-	merged.Shard, merged.Runs, merged.Shards, merged.Calibration = nil, nil, nil, nil
+	merged.Shard, merged.Runs, merged.Shards, merged.Calibration, merged.Attempts = nil, nil, nil, nil, nil
 	split := plan.Split(spec, n, mockCfg)
 	for i := range n {
 		p := byIndex[i]
@@ -73,7 +75,7 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		r := p.Results
 		merged.Runs = append(merged.Runs, r.Runs...)
 		merged.Shards = append(merged.Shards, MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
-			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration})
+			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration, Attempts: r.Attempts})
 		if r.Started.Before(merged.Started) {
 			merged.Started = r.Started
 		}

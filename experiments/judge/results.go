@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
@@ -125,6 +126,9 @@ type Results struct {
 	Shard *plan.ShardRecord `json:"shard,omitempty"`
 	// Shards, in merged results, is what each shard ran and saw.
 	Shards []MergedShard `json:"shards,omitempty"`
+	// Attempts, in results of a resumed experiment, is what each process
+	// that ran part of it measured, in order.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // CellSummary is a cell's statistics over its runs.
@@ -157,7 +161,35 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic writes b to path whole or not at all: into a file
+// beside it, synced, then renamed over it. A full device or a crash
+// leaves the file that was there.
+func WriteFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // maxResultsBytes bounds what ReadResults reads.

@@ -175,7 +175,7 @@ func ran(r *judge.Results) string {
 		}
 		s += fmt.Sprintf(" Merged from %d shards (loadlab merge): %s.", len(r.Shards), strings.Join(each, "; "))
 	}
-	return s
+	return s + resumed(r.Attempts)
 }
 
 // partial is the banner of a shard's or an interrupted experiment's

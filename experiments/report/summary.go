@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/loadlab/loadlab/experiments/judge"
 )
@@ -41,4 +42,21 @@ func WriteSummary(w io.Writer, r *judge.Results) {
 		fmt.Fprintf(w, "  %-4s %-12s %s%s\n", v.ID, v.Verdict, v.Claim, label)
 	}
 	fmt.Fprintf(w, "\n%s\n", rep.Counts)
+}
+
+// resumed says, of a resumed experiment, when each attempt began and how
+// many of the runs each measured.
+func resumed(attempts []judge.Attempt) string {
+	if len(attempts) < 2 {
+		return ""
+	}
+	var each []string
+	for i, a := range attempts {
+		what := fmt.Sprintf("%d runs", a.Runs)
+		if a.Twins > 0 {
+			what += fmt.Sprintf(" and %d at time scale 1", a.Twins)
+		}
+		each = append(each, fmt.Sprintf("attempt %d began %s on %s: %s", i+1, a.Started.Format("2006-01-02 15:04:05Z"), a.Hostname, what))
+	}
+	return fmt.Sprintf(" Resumed with loadlab experiment --resume, in %d attempts: %s.", len(attempts), strings.Join(each, "; "))
 }

@@ -86,18 +86,29 @@ func (ex *execution) at(c design.Cell) (api.Client, float64, error) {
 }
 
 // twin runs unit u again at time scale 1 when its cell is calibrated and
-// its run is one of the pairs, right after it (same seed), and, once the
-// cell's last pair has run, measures the cell's bias and reports it.
-func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []judge.RunRecord) {
-	b := ex.bias
-	if !ex.calibrating() || u.Run > b.Pairs || !slices.Contains(b.Cells, u.Cell) {
-		return
+// its run is one of the pairs, right after it (same seed), keeps it in the
+// journal, and, once the cell's last pair has run, measures the cell's
+// bias and reports it.
+func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []judge.RunRecord) error {
+	if !ex.paired(u) {
+		return nil
 	}
 	rec := ex.runAt(ctx, ex.scaleOne, 1, u.Cell, u.Run)
 	if ctx.Err() != nil {
-		return
+		return nil
 	}
-	b.Twins = append(b.Twins, rec)
+	ex.bias.Twins = append(ex.bias.Twins, rec)
+	if err := ex.journal(rec, true); err != nil {
+		return err
+	}
+	ex.reportBias(u, runs)
+	return nil
+}
+
+// reportBias measures and reports unit u's cell's bias once its last pair
+// has run.
+func (ex *execution) reportBias(u plan.Unit, runs []judge.RunRecord) {
+	b := ex.bias
 	if u.Run != b.Pairs {
 		return
 	}

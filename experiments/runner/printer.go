@@ -104,3 +104,30 @@ func (p *progressPrinter) barAt(u plan.Unit, done, total int) {
 	p.bar.Describe(fmt.Sprintf("%s run %d", u.Cell, u.Run))
 	_ = p.bar.Set(done)
 }
+
+// WriteCalibration writes each calibrated cell's bias and what it means
+// (loadlab experiment --calibration-only), and says what is wrong with
+// the calibration, if anything: a bias not within the limit, or a
+// calibration that did not complete.
+func WriteCalibration(w io.Writer, b *judge.Bias) (problem string) {
+	if b.Skipped != "" {
+		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", b.Skipped)
+		return ""
+	}
+	fmt.Fprintf(w, "Accepted records per lab second at time scale %g ÷ at time scale 1, runs 1 to %d of each cell paired by seed:\n\n", b.TimeScale, b.Pairs)
+	bad := 0
+	for _, m := range b.Measured {
+		fmt.Fprintf(w, "  %-32s %s\n", m.Cell, BiasLine(m, b.MaxBias))
+		if m.State != judge.BiasWithin {
+			bad++
+		}
+	}
+	switch {
+	case b.Incomplete != "":
+		return "incomplete: " + b.Incomplete
+	case bad > 0:
+		return fmt.Sprintf("%d of %d cells not within ±%.1f%%", bad, len(b.Measured), 100*b.MaxBias)
+	}
+	fmt.Fprintf(w, "\nEvery bias is within ±%.1f%%.\n", 100*b.MaxBias)
+	return ""
+}

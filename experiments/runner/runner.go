@@ -67,6 +67,11 @@ type Config struct {
 	// Restarter restarts the target's process (nil: it cannot be, and a
 	// phased scenario with a restart is refused).
 	Restarter Restarter
+	// Journal, when set, keeps every run on disk as it ends.
+	Journal Journal
+	// Resume, when set, is what earlier attempts measured: only the
+	// missing units run, each with the seed it would have had.
+	Resume *Resume
 }
 
 // Calibration is what the runner does with the time-scale calibration
@@ -158,39 +163,71 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	if res.ExperimentSHA256 == "" && r.cfg.ExperimentFile != "" {
 		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
 	}
-	ex := &execution{Runner: r, mock: mock, bias: r.planBias()}
+	ex := &execution{Runner: r, mock: mock, bias: r.planBias(), ranNow: map[plan.Unit]bool{}}
 	res.TimeScaleBias = ex.bias
-	stopOne := ex.startScaleOne(ctx)
-	defer stopOne()
-	res.Advised = ex.adviseAll(ctx)
-	cleanup, err := ex.writeAdvised(res.Advised)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	if r.cfg.Calibration.Only {
-		res.Runs = ex.runUnits(ctx, ex.calibrationUnits())
-		ex.finishBias(ctx, res.Runs)
-		res.Finished = time.Now().UTC()
-		return res, ctx.Err()
-	}
 	units := plan.Units(spec)
 	if r.cfg.Shard != nil {
 		units = plan.ShardUnits(spec, *r.cfg.Shard, r.cfg.MockConfig)
 		res.Shard = &plan.ShardRecord{Shard: *r.cfg.Shard, Units: units}
 	}
-	res.Runs = ex.runUnits(ctx, units)
+	if r.cfg.Calibration.Only {
+		units = ex.calibrationUnits()
+	} else if err := ex.begin(res); err != nil {
+		return nil, err
+	}
+	started := time.Now().UTC()
+	stopOne := ex.startScaleOne(ctx)
+	defer stopOne()
+	if err := ex.advise(ctx, res); err != nil {
+		return nil, err
+	}
+	cleanup, err := ex.writeAdvised(res.Advised)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var stopped error
+	res.Runs, stopped = ex.runUnits(ctx, units)
 	ex.finishBias(ctx, res.Runs)
 	res.Finished = time.Now().UTC()
+	if r.cfg.Calibration.Only {
+		res.Shard = nil
+		return res, ctx.Err()
+	}
+	res.Attempts = ex.attempts(res, started)
 	res.Cells = judge.Summaries(spec, res.Runs, r.cfg.MockConfig, res.Advised)
 	res.Verdicts = judge.Rejudge(res)
-	if err := ctx.Err(); err != nil {
-		// Interrupted: what was measured stands, over the completed runs,
-		// and says it is partial.
-		res.Partial = fmt.Sprintf("interrupted after %d of %d runs", len(res.Runs), len(units))
-		return res, err
+	if stopped == nil {
+		stopped = ctx.Err()
+	}
+	if stopped != nil {
+		// Interrupted, or the journal failed: what was measured stands,
+		// over the completed runs, and says it is partial.
+		why := "interrupted"
+		if errors.Is(stopped, ErrJournal) {
+			why = "stopped: the run log could not be written"
+		}
+		res.Partial = fmt.Sprintf("%s after %d of %d runs", why, len(res.Runs), len(units))
+		return res, stopped
 	}
 	return res, nil
+}
+
+// advise makes the strategies "advised" (or takes those an earlier
+// attempt made) and keeps them in the journal.
+func (ex *execution) advise(ctx context.Context, res *judge.Results) error {
+	if rs := ex.cfg.Resume; rs != nil && rs.Advised != nil {
+		ex.advised, res.Advised = rs.Advised, rs.Advised
+		return nil
+	}
+	res.Advised = ex.adviseAll(ctx)
+	if res.Advised == nil || ex.cfg.Journal == nil || ctx.Err() != nil || ex.cfg.Calibration.Only {
+		return nil
+	}
+	if err := ex.cfg.Journal.Advised(res.Advised); err != nil {
+		return fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	return nil
 }
 
 // checkMock asks the target whether it is a loadlab mock service at the
@@ -231,28 +268,59 @@ type execution struct {
 	// strategy files for the runs' --strategy-file.
 	advised      map[string]*judge.AdvisedStrategy
 	advisedFiles map[string]string
+	// ranNow is the units this attempt ran (the others a resumed
+	// experiment took from its journal).
+	ranNow map[plan.Unit]bool
 }
 
 // runUnits runs the units in order, round-robin over a cell's repetitions
 // so that slow drift in the machine spreads over cells instead of biasing
-// one, until they end or ctx does.
-func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) []judge.RunRecord {
+// one, until they end, ctx does, or the journal fails (its error); a
+// resumed experiment takes the units it has from its journal.
+func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) ([]judge.RunRecord, error) {
 	var runs []judge.RunRecord
 	start := time.Now()
 	for i, u := range units {
 		if ctx.Err() != nil {
 			break
 		}
+		if rec, ok := ex.resumed(u, runs); ok {
+			runs = append(runs, rec)
+			continue
+		}
 		ex.progress.RunStarting(u, i, len(units), time.Since(start))
 		rec := ex.runOne(ctx, u.Cell, u.Run)
 		if ctx.Err() != nil {
 			break // the run was cut short by the interruption: not a result
 		}
+		ex.ranNow[u] = true
 		runs = append(runs, rec)
+		if err := ex.journal(rec, false); err != nil {
+			return runs, err
+		}
 		ex.progress.RunDone(rec, i+1, len(units), time.Since(start))
-		ex.twin(ctx, u, runs)
+		if err := ex.twin(ctx, u, runs); err != nil {
+			return runs, err
+		}
 	}
-	return runs
+	return runs, nil
+}
+
+// journal keeps rec, a run or its twin, in the journal, if there is one
+// (the calibration run alone keeps nothing).
+func (ex *execution) journal(rec judge.RunRecord, twin bool) error {
+	j := ex.cfg.Journal
+	if j == nil || ex.cfg.Calibration.Only {
+		return nil
+	}
+	keep := j.Run
+	if twin {
+		keep = j.Twin
+	}
+	if err := keep(rec); err != nil {
+		return fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	return nil
 }
 
 // runOne runs cell c once against the experiment's mock service, with the

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/runlog"
+	"github.com/loadlab/loadlab/experiments/runner"
+)
+
+// resumeFlags are the flags --resume takes beside it: where the mock
+// services are and how to reach them, what to print, and what the judging
+// accepts; the rest comes from the run log.
+var resumeFlags = []string{"resume", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "json-lines", "accept-bias", "accept-uncalibrated"}
+
+// fromLog, with --resume, reads the folder's run log and takes from it
+// the files and settings the experiment began with.
+func (o *experimentOptions) fromLog() error {
+	if o.resume == "" {
+		return nil
+	}
+	var other []string
+	for name := range o.given {
+		if !slices.Contains(resumeFlags, name) {
+			other = append(other, "--"+name)
+		}
+	}
+	if len(other) > 0 {
+		slices.Sort(other)
+		return usageErr("experiment: --resume takes the experiment's files and settings from its run log: %s cannot be given with it", strings.Join(other, ", "))
+	}
+	l, err := runlog.Read(o.resume)
+	if err != nil {
+		return usageErr("experiment: --resume: %v", err)
+	}
+	if res, err := judge.ReadResults(filepath.Join(o.resume, "results.json")); err == nil && res.Partial == "" {
+		return usageErr("experiment: --resume: %s holds the results of a finished experiment: nothing to resume (loadlab check %s checks them)", o.resume, o.resume)
+	}
+	inv := l.Invocation
+	o.file, o.hypotheses, o.overrides, o.shard, o.out = inv.File, inv.Hypotheses, inv.Overrides, inv.Shard, o.resume
+	o.calibration.Accept = o.calibration.Accept || inv.AcceptBias
+	o.calibration.AcceptUncalibrated = o.calibration.AcceptUncalibrated || inv.AcceptUncalibrated
+	o.log = l
+	fmt.Fprintf(os.Stderr, "loadlab experiment: resuming %s\n", l.Describe())
+	return nil
+}
+
+// journal is the run log the experiment keeps in its results folder: a
+// new one, or, resumed, the one it goes on with.
+func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
+	if o.calibration.Only {
+		return nil
+	}
+	if o.log != nil {
+		return runlog.Append(o.log)
+	}
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	return runlog.Create(pe.dir, runlog.Invocation{File: abs(o.file), Hypotheses: abs(o.hypotheses), Overrides: o.overrides, Shard: o.shard,
+		AcceptBias: o.calibration.Accept, AcceptUncalibrated: o.calibration.AcceptUncalibrated})
+}
+
+// unfinished is how an experiment that stopped before its end exits, its
+// partial results written: 130 interrupted, 1 when its run log could not
+// be written; either way with the command that finishes it.
+func (o *experimentOptions) unfinished(pe plannedExperiment, res *judge.Results) error {
+	resume := runlog.Command(pe.dir, o.given)
+	if errors.Is(o.stopped, runner.ErrJournal) {
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s: %v; partial results written to %s, every run logged before is kept: "+
+			"make room, then finish it with: %s", res.Partial, o.stopped, pe.dir, resume)}
+	}
+	return interrupted(fmt.Errorf("experiment: %s", res.Partial), pe.dir+"; finish it with: "+resume)
+}
+
+// unwritten is how an experiment whose results folder could not be
+// written exits: 1, saying what its run log still holds.
+func (o *experimentOptions) unwritten(pe plannedExperiment, werr error) error {
+	if errors.Is(o.stopped, runner.ErrJournal) {
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %v; and the results could not be written: %v; every run logged before is kept: "+
+			"make room, then finish it with: %s", o.stopped, werr, runlog.Command(pe.dir, o.given))}
+	}
+	return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %v; the run log %s holds the runs: "+
+		"make room, then write the results with: %s", werr, filepath.Join(pe.dir, runlog.Name), runlog.Command(pe.dir, o.given))}
+}

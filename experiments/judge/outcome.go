@@ -1,0 +1,37 @@
+package judge
+
+import "fmt"
+
+// Shortfalls are why an experiment that ran to its end did not end well,
+// each a sentence that says what to do: runs that were not valid,
+// verdicts left provisional (a bias not measured or unresolved), or
+// nothing judged for biases beyond the limit. None: every run valid and
+// every verdict final.
+func Shortfalls(res *Results) []string {
+	var why []string
+	failed := 0
+	for _, run := range res.Runs {
+		if !run.Valid() {
+			failed++
+		}
+	}
+	if failed > 0 {
+		why = append(why, fmt.Sprintf("%d of %d runs were not valid: failed, contaminated or invalid (listed in the report)", failed, len(res.Runs)))
+	}
+	if n := Provisional(res.Verdicts); n > 0 {
+		why = append(why, fmt.Sprintf("%s provisional: the time-scale bias of cells they read was not measured or did not resolve "+
+			"(--accept-uncalibrated makes them final, or loadlab check --accept-uncalibrated DIR after the run)", VerdictsAre(n)))
+	}
+	if n := GatedByBias(res.Verdicts); n > 0 && n == len(res.Verdicts) {
+		why = append(why, "nothing could be judged: every verdict reads a cell whose time-scale bias is beyond the limit (--accept-bias, or loadlab check --accept-bias DIR)")
+	}
+	return why
+}
+
+// VerdictsAre is "1 verdict is" or "n verdicts are".
+func VerdictsAre(n int) string {
+	if n == 1 {
+		return "1 verdict is"
+	}
+	return fmt.Sprintf("%d verdicts are", n)
+}

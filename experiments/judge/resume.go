@@ -1,0 +1,46 @@
+package judge
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+)
+
+// Attempt is one process's part of a resumed experiment: when it started
+// and ended, where it ran, and how many of the results' runs and runs at
+// time scale 1 it measured.
+type Attempt struct {
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	Hostname string    `json:"hostname,omitempty"`
+	Runs     int       `json:"runs"`
+	Twins    int       `json:"twins,omitempty"`
+}
+
+// RunDifference says how b is not the same experiment as a, run by the
+// same binary, so that runs of both cannot be results of one: another
+// experiment file, design, hypotheses, lock, binary or shard; "" when b is
+// the same.
+func RunDifference(a, b *Results) string {
+	differ := func(what, x, y string) string {
+		if x == y {
+			return ""
+		}
+		return fmt.Sprintf("the %s differs: %s, now %s", what, abbrev(x), abbrev(y))
+	}
+	designDiff := ""
+	if d := firstDifference(a.Experiment, b.Experiment); d != "" {
+		designDiff = "the design differs: " + d
+	}
+	shard := func(r *Results) string {
+		if r.Shard == nil {
+			return "the whole matrix"
+		}
+		return "shard " + r.Shard.Shard.String()
+	}
+	return cmp.Or(differ("experiment file (SHA-256)", a.ExperimentSHA256, b.ExperimentSHA256), designDiff,
+		differ("hypotheses file (SHA-256)", a.HypothesesSHA256, b.HypothesesSHA256),
+		differ("preregistration lock", jsonString(a.Lock), jsonString(b.Lock)),
+		differ("loadlab binary (SHA-256)", a.Environment.BinarySHA256, b.Environment.BinarySHA256),
+		differ("part of the matrix", shard(a), shard(b)))
+}

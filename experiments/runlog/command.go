@@ -1,0 +1,60 @@
+package runlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Held says what of an earlier experiment dir holds: results, a
+// run log, or nothing ("").
+func Held(dir string) string {
+	var held []string
+	for _, f := range []string{"results.json", Name} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			held = append(held, f)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return "the results of an earlier run (" + strings.Join(held, ", ") + ")"
+}
+
+// Command is the command that finishes the experiment of dir, with the
+// flags of given (a command line's, by name) that say where its mock
+// services are and what it prints.
+func Command(dir string, given map[string]string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
+	cmd := []string{"loadlab", "experiment", "--resume", dir}
+	for _, name := range []string{"target", "admin-token", "wait", "real-time-target", "json-lines"} {
+		if v, ok := given[name]; ok && name == "json-lines" {
+			cmd = append(cmd, "--json-lines="+v)
+		} else if ok {
+			cmd = append(cmd, "--"+name, v)
+		}
+	}
+	return strings.Join(cmd, " ")
+}
+
+// Hint says, after an error or a partial result of dir, what dir's run
+// log holds and how to finish its experiment ("" when it has no log).
+func Hint(dir string) string {
+	l, err := Read(dir)
+	switch {
+	case errors.Is(err, ErrNoLog):
+		return ""
+	case err != nil:
+		return fmt.Sprintf("; its run log cannot be read: %v", err)
+	case len(l.Missing()) == 0:
+		return fmt.Sprintf("; its run log holds every run (%s): write the results with: loadlab experiment --resume %s", oneLine(l.Describe()), dir)
+	}
+	return fmt.Sprintf("; its run log holds what was measured (%s): finish it with: loadlab experiment --resume %s", oneLine(l.Describe()), dir)
+}
+
+// oneLine folds the lines of s into one.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
