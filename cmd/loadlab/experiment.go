@@ -33,34 +33,7 @@ const (
 	defaultHypotheses = "experiments/" + experiments.ReplicationHypotheses
 )
 
-const experimentSynopsis = "Runs the experiment matrix: every strategy × scenario × client CPU setting, several runs per cell, each\n" +
-	"client run a child process under a real CPU limit (a cgroup quota where the machine allows it, else CPU\n" +
-	"affinity), against the mock service (in-process on loopback unless --target). Judges the preregistered\n" +
-	"hypotheses and writes results.json, report.md and report.html. Run k of every cell uses the mock service's\n" +
-	"seed + k; before each reset the runner waits for the mock service to go quiet (else the run is\n" +
-	"contaminated), and after each run it reconciles the client's figures with the server's (else invalid).\n" +
-	"Only valid runs count; a cell short of them is inconclusive (insufficient runs). A run whose --runs,\n" +
-	"--records, --time-scale, cells or calibration differ from the design the hypotheses were locked with is\n" +
-	"exploratory.\n\n" +
-	"Time scales: the file's real_time cells run at time scale 1 on a mock service of their own; the bias of\n" +
-	"every other cell a verdict on rates or durations reads is calibrated (runs paired by seed at time scale 1,\n" +
-	"interleaved with the matrix, each bias printed with its interval as soon as it is measured) and gates those\n" +
-	"verdicts: one a bias within a cell's interval could change is inconclusive beyond --max-bias and\n" +
-	"provisional (exit 1) when the interval straddles it or the calibration did not complete.\n\n" +
-	"Scenarios are the mock service's profiles (healthy, slow-enrichment, slow-write) or phased scenarios whose\n" +
-	"conditions change during a run (experiments/conditions.yaml; built in: write-capacity-drop, the system of\n" +
-	"record down to 2 workers and 2 queue slots for 20 lab s; enrichment-brownout, enrichment at the slow profile's\n" +
-	"1.2 s median with hangs for 20 lab s; each with 10 lab s of health before and after). Their runs are\n" +
-	"time-bounded (the file's duration); at each phase's start the runner changes the mock service's live settings,\n" +
-	"the network faults between client and mock service (an in-process proxy per dependency), or restarts the mock\n" +
-	"service (then run as a process of its own with its store in a temporary directory). See experiments/README.md.\n\n" +
-	"On several machines: --shard i/n runs part i of n of the matrix (see loadlab merge, and deploy/README.md's\n" +
-	"Kubernetes section); --json-lines prints every run and then the results as JSON lines, for a pod's log.\n\n" +
-	"Exit codes: 0 every run valid and every verdict final; 1 some runs failed, contaminated or invalid (listed in\n" +
-	"the report), some verdicts provisional, or none judged for biases beyond the limit; 2 bad input, or a mock\n" +
-	"service that is not a loadlab mock, runs at another time scale, refuses its admin routes or does not\n" +
-	"answer (nothing ran); 130 interrupted (SIGINT or SIGTERM): the results of the completed runs are\n" +
-	"written, marked PARTIAL.\n"
+var experimentSynopsis = synopsis("experiment")
 
 // experimentFlags maps the fields named in the experiment packages'
 // errors to loadlab experiment's flags.

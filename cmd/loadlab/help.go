@@ -1,6 +1,7 @@
 package main
 
 import (
+	"embed"
 	"flag"
 	"io"
 
@@ -76,4 +77,19 @@ var helpGroups = map[string][]cli.Group{
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
 		{Name: "Output", Flags: []string{"out", "force", "resume", "json-lines", "metrics-listen"}},
 	},
+}
+
+// synopses are the commands' descriptions in their help, after the
+// purpose and examples, one file each.
+//
+//go:embed synopsis
+var synopses embed.FS
+
+// synopsis is command's description.
+func synopsis(command string) string {
+	b, err := synopses.ReadFile("synopsis/" + command + ".txt")
+	if err != nil {
+		panic(err) // the files are built in: a missing one is a build error
+	}
+	return string(b)
 }

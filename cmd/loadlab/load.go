@@ -16,21 +16,7 @@ import (
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
-const loadSynopsis = "Drives an HTTP endpoint with the open or closed generator of the admission model, for real, and reports\n" +
-	"every request in one outcome: on_time, rejected, too_late (served after the client gave up), unfinished,\n" +
-	"cancelled, timed_out, unjoined, error_status or transport_error, joined with the mock service's request\n" +
-	"log. Without --target it starts the admission model's endpoint in-process on loopback (the scenario's workers,\n" +
-	"service time and queue, 429 when full). Seconds are model seconds: one lasts --time-scale real seconds.\n" +
-	"A --target is first asked, with OPTIONS on its path, whether it is a loadlab mock service (which must run\n" +
-	"at the same --time-scale); any other target is sent the load and nothing else.\n\n" +
-	"Distributed load: n generators share one schedule and one --target with --segment i/n (0 ≤ i < n, from 0 like\n" +
-	"JOB_COMPLETION_INDEX) and one --start-at: segment i sends open arrivals number i, i+n, i+2n, … of the schedule\n" +
-	"(closed: users i, i+n, …), each at its scheduled time, so together they offer exactly the schedule. Only\n" +
-	"segment 0 resets the mock service, before the start; a generator not ready by --start-at exits 2, sending\n" +
-	"nothing. Write each segment's --json to a file and combine them with loadlab merge --out FILE SEGMENT...\n\n" +
-	"Exit codes: 0 clean; 1 requests failed (transport errors or error statuses); 2 bad input or an\n" +
-	"unreachable, silent or mismatched target (nothing sent); 99 a --threshold breached (before 1); 130\n" +
-	"interrupted: the partial result is printed.\n"
+var loadSynopsis = synopsis("load")
 
 // loadOptions is loadlab load's command line.
 type loadOptions struct {

@@ -11,45 +11,7 @@ import (
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
-const probeSynopsis = `Measures the capacity of one dependency: drives --method --target in closed loop (each user sends,
-waits for the answer and sends again, no think time) at stepped concurrency, and reports per step
-successes and rejections (503/429) per second, p50/p90/p99 latency of the successes (HDR histogram),
-timeouts and errors. Then: the service time at low load (p50 at the lowest step), the throughput
-plateau (median ok/s of the steps within 90% of the highest), the knee (the smallest concurrency
-reaching 95% of the plateau, reported only if a step at 1.25 × it or above was probed; otherwise
-null with the reason), where rejections begin (the lowest step with a rejection), and a Universal
-Scalability Law fit (σ, κ, the concurrency of peak throughput, r²) on the steps without rejections;
-a fit with r² below 0.9 is reported as fitting badly.
-
-Each step starts its users from an idle target, warms up for --warm-up (not measured), is measured
-for --step, then lets its requests in flight finish before the next step. Rates count each request
-for the share of its duration inside the measured window; counts and latencies are of the requests
-that completed inside it.
-
-Safety: only --method to --target is ever sent (no identification, admin or metrics request, even to
-a loadlab mock). The plan and every bound are printed before the first request (to stdout, or to
-stderr with --json). Every request, ok or not, waits for a token of the --max-rate bucket (10 ms
-deep), so a user that is refused at once cannot spin. The probe stops after a step that crosses
---stop-rejection-ratio, --stop-error-ratio (errors and timeouts) or --stop-p99, and before a step
-that would not fit in --max-duration (then stopped_early is set, with the reason); nothing is sent
-or awaited after --max-duration.
-
-Output: a Markdown table (units in the headers), or with --json one object: plan, started_at,
-duration_seconds, stopped_early, stop_reason, partial, service_time_seconds, service_time_concurrency,
-plateau_per_second, plateau_steps, knee, knee_reason, rejections_begin_at, usl {fit_ok, reason, sigma,
-kappa, lambda_per_second, peak_concurrency, peak_per_second, r2, steps_fitted}, notes, steps [{concurrency,
-window_seconds, requests, ok, rejected, timeouts, errors, error_kinds, ok_per_second,
-rejected_per_second, p50_seconds, p90_seconds, p99_seconds, max_seconds, mean_seconds, at_rate_limit}].
---out DIR also writes probe.json, probe.md and probe.html (charts of throughput and latency against
-concurrency, the fit and the knee).
-
-Exit codes: 0 measured (a stop limit reached is a finding, not a failure); 1 a measured request ended
-in an error (a transport error or a status neither ok nor a rejection): the result is still printed;
-2 bad input, or the first step failed entirely (no success: connection refused, only errors, no
-answer), with the reason and no analysis — the probe gives up as soon as the first step's first 20
-requests have all failed, so such a target is sent about 20; 130 interrupted: the steps completed are printed and written,
-marked partial.
-`
+var probeSynopsis = synopsis("probe")
 
 // probeFlagNames names probe.Options' fields as loadlab probe's flags.
 var probeFlagNames = field.Names{

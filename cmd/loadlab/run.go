@@ -19,22 +19,7 @@ import (
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
-const runSynopsis = "The records go to a running mock service (mockservice, at the same --time-scale as here) or, with\n" +
-	"--pipeline FILE, to your own services. The default pipeline is the lab's: 3 enrichment calls, then 1 write.\n" +
-	"The target is asked first, with OPTIONS on the first dependency's path (/enrich), whether it is a loadlab\n" +
-	"mock service; only then are its profile, reset and metrics routes used. Any other target is sent the\n" +
-	"records' calls and nothing else, and the figures are the client's own. Dependencies with a base_url of\n" +
-	"their own are sent their calls only.\n\n" +
-	"Time-bounded runs (--duration, --phases): records keep coming, as slots free, until the duration (lab time)\n" +
-	"has passed since the run's clock started; then no record begins and those in progress finish (the drain). The\n" +
-	"records are those begun. With --phases, the result has figures per phase (and for the drain); with either,\n" +
-	"counts per lab second. --start-at lets another process (the experiment runner) share the clock's origin.\n\n" +
-	"Exit codes: 0 every record ended cleanly (complete, incomplete, step_rejected or write_rejected); 1 records failed\n" +
-	"(failed, write_unknown, or calls with transport errors or unexpected statuses); 2 bad input, an\n" +
-	"unreachable target, a mock at another time scale, or an admin request refused (nothing sent);\n" +
-	"99 a --threshold breached (before 1); 130 interrupted (SIGINT or SIGTERM): what was measured is printed,\n" +
-	"marked partial. The first Ctrl-C (or SIGTERM) drains: no new record begins, those in flight finish within\n" +
-	"their deadlines, the rest are not_started; a second aborts the calls in flight.\n"
+var runSynopsis = synopsis("run")
 
 // runFlags maps the fields named in the records package's errors to
 // loadlab run's flags.
