@@ -4,6 +4,10 @@
 # Measures the HTTP load generators side by side on this machine, each run
 # pinned to its own core against the same endpoint pinned to the other:
 #   loadlab load  open loop, uniform arrivals (built from this working tree)
+#   loadlab-ui    the same with its dashboard served (--ui) and a browser's
+#                 stream of it read throughout (curl -N /events, on the
+#                 endpoint's core): TOOLS="loadlab loadlab-ui" RATES=10000
+#                 measures what the dashboard costs
 #   vegeta        open loop, constant rate   (github.com/tsenart/vegeta/v12 v12.13.0)
 #   hey           closed loop, CONCURRENCY workers   (github.com/rakyll/hey v0.1.5)
 #   wrk           closed loop, 1 thread, CONCURRENCY connections (Debian's wrk)
@@ -103,7 +107,7 @@ isnum "$CONCURRENCY" && ((CONCURRENCY >= 1)) || die "CONCURRENCY must be a posit
 for r in $RATES; do isnum "$r" && ((r >= 1)) || die "RATES must be positive integers, not '$r'"; done
 [[ -n $RATES ]] || die "RATES is empty"
 for t in $TOOLS; do
-	case $t in loadlab | vegeta | hey | wrk) ;; *) die "TOOLS: unknown generator '$t' (loadlab vegeta hey wrk)" ;; esac
+	case $t in loadlab | loadlab-ui | vegeta | hey | wrk) ;; *) die "TOOLS: unknown generator '$t' (loadlab loadlab-ui vegeta hey wrk)" ;; esac
 done
 [[ -n $TOOLS ]] || die "TOOLS is empty"
 QUIET_WAIT=${QUIET_WAIT:-0}
@@ -111,7 +115,7 @@ isnum "$QUIET_WAIT" || die "QUIET_WAIT must be a number of seconds, not '$QUIET_
 isnum "$ENDPOINT_CPU" || die "ENDPOINT_CPU must be a CPU number, not '$ENDPOINT_CPU'"
 isnum "$GENERATOR_CPU" || die "GENERATOR_CPU must be a CPU number, not '$GENERATOR_CPU'"
 [[ $ENDPOINT_CPU != "$GENERATOR_CPU" ]] || die "ENDPOINT_CPU and GENERATOR_CPU must differ"
-has() { [[ " $TOOLS " == *" $1 "* ]]; }
+has() { [[ " $TOOLS " == *" $1 "* || ($1 == loadlab && " $TOOLS " == *" loadlab-ui "*) ]]; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 [[ -f $ROOT/go.mod && -d $ROOT/cmd/loadlab ]] || die "cannot find the loadlab module above $0"
@@ -175,6 +179,7 @@ go_install() { # binary module@version
 need_apt=()
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
 [[ -x /usr/bin/time ]] || need_apt+=(time)
+has loadlab-ui && ! command -v curl >/dev/null 2>&1 && need_apt+=(curl)
 command -v jq >/dev/null 2>&1 || need_apt+=(jq)
 command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 has wrk && { command -v wrk >/dev/null 2>&1 || need_apt+=(wrk); }
@@ -236,6 +241,9 @@ else
 	done
 fi
 LISTENS=""
+# The dashboard's port (loadlab-ui): the first free one after nginx's block.
+UI_PORT=$((PORT + NPORTS))
+while ! port_free "$UI_PORT"; do UI_PORT=$((UI_PORT + 1)); done
 for ((p = PORT; p < PORT + NPORTS; p++)); do LISTENS+="    listen 127.0.0.1:$p;"$'\n'; done
 NG=$WORK/nginx
 mkdir -p "$NG"
@@ -347,8 +355,9 @@ measure() {
 	RUN_NO=$((RUN_NO + 1))
 	printf 'POST %s\nContent-Type: application/json\n@%s\n' "$url" "$WORK/body.json" >"$WORK/vegeta.targets"
 	case $tool in
-	loadlab) cmd=("$LOADLAB" load --target "$url" --arrivals uniform --base-rate "$rate" --peak-rate "$rate"
-		--duration "$DURATION" --time-scale 1 --timeout "$TIMEOUT_S" --json) ;;
+	loadlab | loadlab-ui) cmd=("$LOADLAB" load --target "$url" --arrivals uniform --base-rate "$rate" --peak-rate "$rate"
+		--duration "$DURATION" --time-scale 1 --timeout "$TIMEOUT_S" --json)
+		[[ $tool == loadlab-ui ]] && cmd+=(--ui "127.0.0.1:$UI_PORT") ;;
 	vegeta) cmd=(vegeta attack -targets "$WORK/vegeta.targets" -rate "$rate/1s" -duration "${DURATION}s"
 		-timeout "${TIMEOUT_S}s" -output "$out.bin") ;;
 	hey) cmd=(hey -z "${DURATION}s" -c "$CONCURRENCY" -t "$TIMEOUT_S" -m POST -T application/json -d "$BODY" "$url") ;;
@@ -363,13 +372,18 @@ measure() {
 	setsid taskset -c "$GENERATOR_CPU" /usr/bin/time -f '%e %U %S %M' -o "$tf" \
 		timeout --foreground -k 5 $((DURATION + 40)) "${cmd[@]}" </dev/null >"$out" 2>"$out.err" &
 	RUN_PID=$!
+	if [[ $tool == loadlab-ui ]]; then
+		# A browser: read the dashboard's stream while the run lasts.
+		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$UI_PORT/state" && break; sleep 0.1; done
+		taskset -c "$ENDPOINT_CPU" curl -sN "http://127.0.0.1:$UI_PORT/events" >"$out.events" 2>/dev/null &
+	fi
 	wait "$RUN_PID" || rc=$?
 	RUN_PID=""
 	s1=$(snap)
 
 	local status=ok
 	if ((rc == 124 || rc == 137)); then status="timed out after $((DURATION + 40)) s"
-	elif [[ $tool == loadlab && $rc == 1 ]]; then : # some requests failed: still a result
+	elif [[ $tool == loadlab* && $rc == 1 ]]; then : # some requests failed: still a result
 	elif ((rc != 0)); then status="exit $rc"; fi
 	local wall user sys rss
 	read -r wall user sys rss < <(tail -1 "$tf" 2>/dev/null || true) || true
@@ -380,7 +394,7 @@ measure() {
 	local v="" planned=$((rate * DURATION))
 	if [[ $status == ok ]]; then
 		case $tool in
-		loadlab) v=$(jq -r --argjson planned "$planned" '
+		loadlab | loadlab-ui) v=$(jq -r --argjson planned "$planned" '
 			def ms: if . == null then "NA" else . * 1000 end;
 			[.on_time, .requests, ($planned - .requests), .late_starts, .dropped, .behind,
 			 (.latency_from_send.p50_s | ms), (.latency_from_send.p99_s | ms), (.latency_from_send.max_s | ms),
@@ -476,7 +490,7 @@ fmtms() { awk -v x="$1" 'BEGIN { if (x == "NA") print "—"; else if (x < 10) pr
 
 # ---- the rounds ----
 OPEN=() CLOSED=()
-for t in $TOOLS; do case $t in loadlab | vegeta) OPEN+=("$t") ;; *) CLOSED+=("$t") ;; esac; done
+for t in $TOOLS; do case $t in loadlab | loadlab-ui | vegeta) OPEN+=("$t") ;; *) CLOSED+=("$t") ;; esac; done
 NRATES=$(wc -w <<<"$RATES")
 NRUNS=$((ROUNDS * (NRATES * ${#OPEN[@]} + ${#CLOSED[@]})))
 EST=$((NRUNS * (DURATION + 2 + PAUSE_S)))
@@ -534,13 +548,13 @@ summary() {
 		for (k = 1; k <= nk; k++) {
 			key = order[k]; t = tool[key]
 			name = t; if (good[key] < rounds) name = name " (" good[key] + 0 " of " rounds " runs)"
-			open = (t == "loadlab" || t == "vegeta")
+			open = (t ~ /^loadlab/ || t == "vegeta")
 			loop = open ? "open" : "closed"
 			asked = open ? sprintf("%d/s", rate[key]) : sprintf("— (%d conns)", conc)
 			if (good[key] == 0) { printf "| %s | %s | %s | failed | | | | | | | | | |\n", name, loop, asked; continue }
-			ldb = t == "loadlab" ? int0(median(key, c["late"])) " / " int0(median(key, c["dropped"])) " / " int0(median(key, c["behind"])) : "not reported"
+			ldb = t ~ /^loadlab/ ? int0(median(key, c["late"])) " / " int0(median(key, c["dropped"])) " / " int0(median(key, c["behind"])) : "not reported"
 			if (!open) ldb = "— (closed loop)"
-			sched = t == "loadlab" ? ms(median(key, c["sched_p99_ms"])) " / " ms(median(key, c["sched_max_ms"])) : "—"
+			sched = t ~ /^loadlab/ ? ms(median(key, c["sched_p99_ms"])) " / " ms(median(key, c["sched_max_ms"])) : "—"
 			printf "| %s | %s | %s | %.0f | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", name, loop, asked,
 				median(key, c["achieved"]), median(key, c["cpu_us"]), median(key, c["rss_mb"]),
 				open ? int0(median(key, c["not_sent"])) : "—", int0(median(key, c["failed"])), ldb,

@@ -151,8 +151,13 @@ type Config struct {
 // Progress is the state of a run in progress.
 type Progress struct {
 	Elapsed, Duration float64 // model seconds
-	Sent, Dropped     int
-	Replies           map[Reply]int
+	// Sent, Dropped and Behind count arrivals so far: sent, refused by the
+	// in-flight cap, and fallen due and not sent in time.
+	Sent, Dropped, Behind int
+	Replies               map[Reply]int
+	// Latency is the on-time replies' so far, from their schedule (the
+	// run's HDR histogram).
+	Latency Latency
 }
 
 // Validate names the first bad field (a *field.Error).

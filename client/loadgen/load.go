@@ -254,7 +254,7 @@ func (g *generator) progress(ctx context.Context) {
 		}
 		g.mu.Lock()
 		p := Progress{Elapsed: float64(t), Duration: float64(g.cfg.Duration),
-			Sent: g.sent, Dropped: g.dropped, Replies: maps.Clone(g.replies)}
+			Sent: g.sent, Dropped: g.dropped, Behind: g.behind, Replies: maps.Clone(g.replies), Latency: summarise(g.fromSchedule, g.unit)}
 		g.mu.Unlock()
 		g.cfg.Progress(p)
 	}

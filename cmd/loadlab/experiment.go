@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/dashboard"
 	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
@@ -60,6 +61,11 @@ type experimentOptions struct {
 	log     *runlog.Log
 	given   map[string]string
 	stopped error
+	// ui is --ui's address; dash its dashboard, live the experiment on it.
+	ui     string
+	uiKeep bool
+	dash   *dashboard.Server
+	live   *dashboard.ExperimentProgress
 }
 
 // bind declares the flags into o.
@@ -78,6 +84,8 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.overrides.Runs, "runs", 0, "override the file's runs per cell (calibration pairs above it come down to it)")
 	fs.IntVar(&o.overrides.Records, "records", 0, "override the file's records per run (the cells of its batches keep theirs)")
 	fs.DurationVar(&o.wait, "wait", 0, "wait up to this long for the mock service to answer (e.g. 60s when it starts alongside)")
+	fs.StringVar(&o.ui, "ui", "", dashboard.Flag)
+	fs.BoolVar(&o.uiKeep, "ui-keep", false, dashboard.KeepFlag)
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the runner's Prometheus metrics on this address (e.g. 0.0.0.0:9090)")
 	fs.IntVar(&o.calibrationPairs, "calibration-runs", -1, fmt.Sprintf("override the file's calibration pairs (-1: the file's; %d when it has none): runs 1 to N of every cell a\n"+
 		"hypothesis on rates or durations reads are run again, right after each, at time scale 1 with the same seed, and\n"+
@@ -151,9 +159,13 @@ func runExperiment(args []string, stdout io.Writer) error {
 	announce(pe)
 	res, err := o.execute(ctx, pe, reg, stdout)
 	if err != nil || o.calibration.Only {
+		o.dash.End(err, "")
 		return err
 	}
-	return o.finish(pe, res, stdout)
+	o.live.Final(res)
+	err = o.finish(pe, res, stdout)
+	o.dash.End(err, pe.dir)
+	return err
 }
 
 // load reads the experiment's files and checks every option before
@@ -264,6 +276,19 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 	}
 	if reg != nil {
 		progress = append(progress, runner.NewMetrics(reg))
+	}
+	if o.dash, err = dashboard.Serve(o.ui, o.uiKeep, "experiment", "Experiment "+pe.Spec.Name, os.Stderr); err != nil {
+		return nil, err
+	} else if o.dash != nil {
+		units := plan.Units(pe.Spec)
+		if pe.shard != nil {
+			units = plan.ShardUnits(pe.Spec, *pe.shard, mockCfg)
+		}
+		o.live = dashboard.NewExperimentProgress(o.dash, pe.Spec, pe.Hypotheses, pe.Lock, units, mockCfg)
+		if o.log != nil {
+			o.live.Logged(o.log.Resume.Runs)
+		}
+		progress = append(progress, o.live)
 	}
 	r, err := runner.New(cfg, progress)
 	if err != nil {

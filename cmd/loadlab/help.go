@@ -55,14 +55,14 @@ var helpGroups = map[string][]cli.Group{
 		{Name: "Budgets", Flags: []string{"strategy", "strategy-file", "permits", "rates", "records-in-flight", "shared-permits",
 			"enrichment-permits", "write-permits", "enrichment-rate", "write-rate", "adaptive", "retries", "retry-backoff",
 			"retry-budget", "call-timeout", "permit-timeout"}},
-		{Name: "Output", Flags: []string{"json", "threshold", "sample-interval", "metrics-listen"}},
+		{Name: "Output", Flags: []string{"json", "threshold", "sample-interval", "metrics-listen", "ui", "ui-keep"}},
 		{Name: "Advanced", Flags: []string{"faults"}},
 	},
 	"load": {
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
 		{Name: "Workload", Flags: []string{"generator", "base-rate", "peak-rate", "ramp-start", "ramp-end", "duration", "users", "think", "timeout", "time-scale", "arrivals", "segment", "start-at"}},
 		{Name: "The endpoint in this process (without --target)", Flags: []string{"workers", "queue", "service-time"}},
-		{Name: "Output", Flags: []string{"json", "threshold", "compare-model", "metrics-listen"}},
+		{Name: "Output", Flags: []string{"json", "threshold", "compare-model", "metrics-listen", "ui", "ui-keep"}},
 		{Name: "Advanced", Flags: []string{"client", "max-in-flight", "late-threshold", "tie-window"}},
 	},
 	"probe": {
@@ -75,7 +75,7 @@ var helpGroups = map[string][]cli.Group{
 		{Name: "Design", Flags: []string{"file", "hypotheses", "runs", "records", "time-scale", "shard"}},
 		{Name: "Calibration", Flags: []string{"calibration-runs", "max-bias", "calibration-only", "accept-bias", "accept-uncalibrated", "real-time-target"}},
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
-		{Name: "Output", Flags: []string{"out", "force", "resume", "json-lines", "metrics-listen"}},
+		{Name: "Output", Flags: []string{"out", "force", "resume", "json-lines", "metrics-listen", "ui", "ui-keep"}},
 	},
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/dashboard"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
@@ -20,10 +22,11 @@ var loadSynopsis = synopsis("load")
 
 // loadOptions is loadlab load's command line.
 type loadOptions struct {
-	run         compare.AdmissionLoad
-	metricsAddr string
-	asJSON      bool
-	thresholds  threshold.Flag
+	run             compare.AdmissionLoad
+	metricsAddr, ui string
+	uiKeep          bool
+	asJSON          bool
+	thresholds      threshold.Flag
 }
 
 func runLoad(args []string, stdout io.Writer) error {
@@ -49,8 +52,22 @@ func runLoad(args []string, stdout io.Writer) error {
 	if isTerminal(os.Stderr) {
 		cfg.Progress = printProgress
 	}
+	ui, err := dashboard.Serve(o.ui, o.uiKeep, "load", "Load: "+cfg.Target, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if ui != nil {
+		cfg.Progress = ui.LoadProgress(cfg.Progress)
+	}
+	err = o.load(ctx, stdout, ui)
+	ui.End(err, "")
+	return err
+}
+
+// load runs the load and reports it.
+func (o loadOptions) load(ctx context.Context, stdout io.Writer, ui *dashboard.Server) error {
 	res, err := compare.RunAdmissionLoad(ctx, o.run)
-	if cfg.Progress != nil {
+	if isTerminal(os.Stderr) {
 		fmt.Fprintln(os.Stderr)
 	}
 	if errors.Is(err, loadgen.ErrAdmin) {
@@ -62,6 +79,7 @@ func runLoad(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ui.Figures(res.Result.Figures())
 	if err := writeLoad(stdout, res, o.asJSON); err != nil {
 		return err
 	}
@@ -91,6 +109,8 @@ func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
 	tie := fs.Float64("tie-window", -1, "model seconds within which events count as simultaneous, in the model's order\n(completions, then give-ups, then arrivals); default 0.1 with step arrivals, 0 with uniform")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the target's admin routes (request log)")
 	fs.DurationVar(&cfg.Wait, "wait", 0, "keep asking a target that does not accept connections yet for up to this long; 0 asks once")
+	fs.StringVar(&o.ui, "ui", "", dashboard.Flag)
+	fs.BoolVar(&o.uiKeep, "ui-keep", false, dashboard.KeepFlag)
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
 	fs.BoolVar(&o.run.Model, "compare-model", false, "also run the admission model with the same parameters and print both side by side")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object (with \"model\" when --compare-model)")

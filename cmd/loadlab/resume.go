@@ -17,7 +17,7 @@ import (
 // resumeFlags are the flags --resume takes beside it: where the mock
 // services are and how to reach them, what to print, and what the judging
 // accepts; the rest comes from the run log.
-var resumeFlags = []string{"resume", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "json-lines", "accept-bias", "accept-uncalibrated"}
+var resumeFlags = []string{"resume", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "ui", "ui-keep", "json-lines", "accept-bias", "accept-uncalibrated"}
 
 // fromLog, with --resume, reads the folder's run log and takes from it
 // the files and settings the experiment began with.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,11 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/dashboard"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -38,7 +42,8 @@ type runOptions struct {
 	cfg                                         records.Config
 	strategy, strategyFile, pipelineFile        string
 	faultsFile, adaptive, permits, rates        string
-	phases, startAt, callURLs, metricsAddr      string
+	phases, startAt, callURLs, metricsAddr, ui  string
+	uiKeep                                      bool
 	inFlight, shared, enrichPermits, writePerms int
 	enrichRate, writeRate                       float64
 	retries                                     retryFlagValues
@@ -93,6 +98,8 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	o.thresholds.Names = threshold.Names(runFigures(records.Result{}))
 	fs.Var(&o.thresholds, "threshold", threshold.Usage("records", "rejected<1%, write_unknown==0, accepted_per_second>50",
 		"rejected (write_rejected + step_rejected)\nor accepted_per_second (per lab second)"))
+	fs.StringVar(&o.ui, "ui", "", dashboard.Flag)
+	fs.BoolVar(&o.uiKeep, "ui-keep", false, dashboard.KeepFlag)
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
 }
 
@@ -127,16 +134,23 @@ func runRecords(args []string, stdout io.Writer) error {
 	}
 	defer s.Close()
 	cfg.Registerer, cfg.Stop = s.Registerer, s.Stop
-	res, err := records.Run(s.Ctx, cfg)
-	for _, e := range []error{records.ErrUnreachable, records.ErrTimeScaleMismatch, records.ErrNotMock, records.ErrAdmin} {
-		if errors.Is(err, e) {
-			return usageErr("%v", runHint(err))
-		}
-	}
+	ui, err := dashboard.Serve(o.ui, o.uiKeep, "run", fmt.Sprintf("Run: %s, %d records", cfg.Strategy.Name, cfg.Records), os.Stderr)
 	if err != nil {
 		return err
 	}
-	return o.report(stdout, res)
+	if ui != nil && cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	watch, stopWatch := context.WithCancel(s.Ctx)
+	ui.WatchRecords(watch, cfg)
+	res, err := records.Run(s.Ctx, cfg)
+	stopWatch()
+	err = o.finish(stdout, res, err)
+	if err == nil || res.Records > 0 {
+		ui.Figures(runFigures(res))
+	}
+	ui.End(err, "")
+	return err
 }
 
 // config is the run the flags describe: the pipeline, the strategy (a
@@ -286,18 +300,6 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("run: %s", res.Trouble())}
 	}
 	return nil
-}
-
-// runHint adds to an error of a target unfit for the run the flag that
-// mends it, where there is one.
-func runHint(err error) error {
-	switch {
-	case errors.Is(err, records.ErrReset):
-		return fmt.Errorf("%w (give --admin-token, or --reset=false)", err)
-	case errors.Is(err, records.ErrUnreachable):
-		return fmt.Errorf("run: %s (is it running? --wait 10s waits for one that is starting)", strings.TrimPrefix(err.Error(), "records: "))
-	}
-	return err
 }
 
 // parsePairs reads a flag of name=value pairs, comma-separated.

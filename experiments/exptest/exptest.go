@@ -144,3 +144,35 @@ func StartMock(t *testing.T, seed uint32, timeScale float64) (string, *config.Co
 	cfg.Seed, cfg.TimeScale = seed, timeScale
 	return mocktest.Start(t, cfg).URL, &cfg
 }
+
+// Chromium finds a headless browser (Debian's chromium; .ci/run installs
+// it): without one the test is skipped on a developer's machine and fails
+// under CI.
+func Chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium: .ci/run installs Debian's chromium")
+	}
+	t.Skip("no chromium on this machine")
+	return ""
+}
+
+// Artifacts is the folder where tests leave what a person may want to
+// see (screenshots): $LOADLAB_ARTIFACTS, else loadlab-artifacts in the
+// system's temporary folder.
+func Artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LOADLAB_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "loadlab-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -3,31 +3,15 @@ package report
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 )
-
-// chromium finds a headless browser (Debian's chromium; .ci/run installs
-// it): without one the test is skipped on a developer's machine and fails
-// under CI.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium: .ci/run installs Debian's chromium")
-	}
-	t.Skip("no chromium on this machine")
-	return ""
-}
 
 // pageWidths is what the browser measured of a page, in CSS px.
 type pageWidths struct {
@@ -39,7 +23,7 @@ type pageWidths struct {
 // 1,366 px wide window: nothing makes the page scroll sideways, and no
 // table, chart or figure reaches past the window's right edge.
 func TestReportFitsALaptopScreen(t *testing.T) {
-	browser := chromium(t)
+	browser := exptest.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.WindowSize(1366, 900),
 		chromedp.NoSandbox, chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -1,0 +1,104 @@
+package dashboard
+
+import (
+	"bytes"
+	"time"
+)
+
+// Statuses of the work.
+const (
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// State is everything the page shows, sent whole at each push.
+type State struct {
+	Kind    string    `json:"kind"`
+	Title   string    `json:"title"`
+	Status  string    `json:"status"`
+	Message string    `json:"message,omitempty"`
+	Report  string    `json:"report,omitempty"`
+	Started time.Time `json:"started"`
+	Now     time.Time `json:"now"`
+	// Facts are the work's figures in a few lines ("accepted 200 of 200").
+	Facts      []string    `json:"facts,omitempty"`
+	Charts     []*Chart    `json:"charts"`
+	Experiment *Experiment `json:"experiment,omitempty"`
+	// Dropped counts states a slow browser never read (newer ones
+	// replaced them).
+	Dropped int64 `json:"dropped"`
+}
+
+// Chart is one chart: rows of [x, y1, y2, …] under its labels (x's
+// first), each axis with its unit.
+type Chart struct {
+	ID     string      `json:"id"`
+	Title  string      `json:"title"`
+	XLabel string      `json:"xlabel"`
+	YLabel string      `json:"ylabel"`
+	Labels []string    `json:"labels"`
+	Rows   [][]float64 `json:"rows"`
+	// Dashed names the series drawn as limits (budgets).
+	Dashed []string `json:"dashed,omitempty"`
+}
+
+// MaxRows is how many rows a chart keeps: the newest.
+const MaxRows = 600
+
+// Add appends a row, keeping the newest MaxRows.
+func (c *Chart) Add(row ...float64) {
+	c.Rows = append(c.Rows, row)
+	if len(c.Rows) > MaxRows {
+		c.Rows = append([][]float64(nil), c.Rows[len(c.Rows)-MaxRows:]...)
+	}
+}
+
+// Chart is the state's chart of id, made with make when it has none.
+func (st *State) Chart(id string, make func() *Chart) *Chart {
+	for _, c := range st.Charts {
+		if c.ID == id {
+			return c
+		}
+	}
+	c := make()
+	c.ID = id
+	st.Charts = append(st.Charts, c)
+	return c
+}
+
+// Experiment is an experiment's matrix and verdicts.
+type Experiment struct {
+	// Runs is the runs per cell; Cells the matrix's rows in order.
+	Runs        int          `json:"runs"`
+	Cells       []CellRow    `json:"cells"`
+	Done        int          `json:"done"`
+	Total       int          `json:"total"`
+	Current     string       `json:"current,omitempty"`
+	TimeLeft    string       `json:"time_left,omitempty"`
+	Calibration []string     `json:"calibration,omitempty"`
+	Verdicts    []VerdictRow `json:"verdicts"`
+	// Final says the verdicts are the results' (not the runs' so far).
+	Final bool `json:"final"`
+}
+
+// CellRow is a cell of the matrix: each run's status ("pending",
+// "running", "valid", "failed", "contaminated", "invalid") and the median
+// accepted records per lab second over its valid runs so far.
+type CellRow struct {
+	Cell   string   `json:"cell"`
+	Runs   []string `json:"runs"`
+	Median string   `json:"median,omitempty"`
+}
+
+// VerdictRow is a hypothesis and its verdict so far ("pending" until
+// every cell it reads has all its runs).
+type VerdictRow struct {
+	ID      string `json:"id"`
+	Verdict string `json:"verdict"`
+	Claim   string `json:"claim"`
+	Label   string `json:"label,omitempty"`
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
