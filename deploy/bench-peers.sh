@@ -373,9 +373,11 @@ measure() {
 		timeout --foreground -k 5 $((DURATION + 40)) "${cmd[@]}" </dev/null >"$out" 2>"$out.err" &
 	RUN_PID=$!
 	if [[ $tool == loadlab-ui ]]; then
-		# A browser: read the dashboard's stream while the run lasts.
-		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$UI_PORT/state" && break; sleep 0.1; done
-		taskset -c "$ENDPOINT_CPU" curl -sN "http://127.0.0.1:$UI_PORT/events" >"$out.events" 2>/dev/null &
+		# A browser: read the dashboard's stream while the run lasts. All of
+		# it on the endpoint's core, the wait for the page included: a
+		# process started on the generator's core would take its time.
+		taskset -c "$ENDPOINT_CPU" bash -c 'for _ in $(seq 50); do curl -s -o /dev/null "$1/state" && break; sleep 0.1; done
+			exec curl -sN "$1/events"' _ "http://127.0.0.1:$UI_PORT" >"$out.events" 2>/dev/null &
 	fi
 	wait "$RUN_PID" || rc=$?
 	RUN_PID=""

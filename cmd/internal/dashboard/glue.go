@@ -19,8 +19,8 @@ import (
 )
 
 // Flag is the help of a command's --ui flag.
-const Flag = "serve a live dashboard of the work on this address (e.g. 127.0.0.1:8089; a port alone is on loopback);\n" +
-	"the page is built in and needs nothing from the internet"
+const Flag = "serve a live dashboard of the work on this address (e.g. 127.0.0.1:8089; a port alone or :PORT is on\n" +
+	"loopback, 0.0.0.0:PORT on every interface); the page is built in and needs nothing from the internet"
 
 // KeepFlag is the help of a command's --ui-keep flag.
 const KeepFlag = "with --ui, keep serving the dashboard (and the report it links) after the work ends, until Ctrl-C"

@@ -59,11 +59,13 @@ func New(kind, title string) *Server {
 		subs: map[chan []byte]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start serves the dashboard on addr (a port alone means loopback) and
-// returns its URL.
+// Start serves the dashboard on addr and returns its URL. A port alone
+// (8089 or :8089) is on loopback: every interface takes 0.0.0.0:PORT.
 func (s *Server) Start(addr string) (string, error) {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	if host, port, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort("127.0.0.1", addr)
+	} else if host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

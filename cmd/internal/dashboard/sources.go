@@ -17,16 +17,18 @@ import (
 type Budgets map[string]int
 
 // WatchRun charts a record run from its own Prometheus registry (the
-// budgets' metrics) once a lab second, until ctx ends: calls in flight
+// budgets' metrics) once a lab second (at most four times a real second),
+// until ctx ends: calls in flight
 // per dependency against its budget, calls per second by how they ended,
 // callers waiting for a permit, and the accepted writes (ok calls of
 // write, the pipeline's last dependency) per lab second; and, when mock is
 // a loadlab mock service, its system of record's queue (one scrape per
-// second: the only request the dashboard makes).
+// row: the only request the dashboard makes).
 func (s *Server) WatchRun(ctx context.Context, reg prometheus.Gatherer, budgets Budgets, write string, timeScale float64, mock *api.Client) {
 	start := time.Now()
-	prev := map[string]float64{}
-	t := time.NewTicker(time.Duration(float64(time.Second) * timeScale))
+	prev, prevLab := map[string]float64{}, 0.0
+	// A row each lab second, at most four a second of real time.
+	t := time.NewTicker(max(time.Duration(float64(time.Second)*timeScale), 250*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -43,8 +45,8 @@ func (s *Server) WatchRun(ctx context.Context, reg prometheus.Gatherer, budgets 
 				}
 				cancel()
 			}
-			s.Update(func(st *State) { chartRecordRun(st, m, prev, budgets, write, lab, queue) })
-			prev = m.calls
+			s.Update(func(st *State) { chartRecordRun(st, m, prev, budgets, write, lab, lab-prevLab, queue) })
+			prev, prevLab = m.calls, lab
 		}
 	}
 }
@@ -89,7 +91,7 @@ func gather(reg prometheus.Gatherer) runMetrics {
 var classes = []string{"ok", "rejected", "call_timeout", "permit_timeout", "rate_timeout", "error"}
 
 // chartRecordRun adds one lab second of a record run to its charts.
-func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Budgets, write string, lab, queue float64) {
+func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Budgets, write string, lab, dt, queue float64) {
 	deps := slices.Sorted(func(yield func(string) bool) {
 		for d := range m.inFlight {
 			if !yield(d) {
@@ -122,7 +124,7 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 	})
 	c.Labels, c.Dashed = labels, dashed
 	c.Add(row...)
-	perSecond := func(key string) float64 { return m.calls[key] - prev[key] }
+	perSecond := func(key string) float64 { return (m.calls[key] - prev[key]) / dt }
 	cls := st.Chart("classes", func() *Chart {
 		return &Chart{Title: "Calls ended per lab second, by how", XLabel: "lab s", YLabel: "calls / lab s", Labels: append([]string{"lab s"}, classes...)}
 	})
