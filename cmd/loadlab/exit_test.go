@@ -87,10 +87,12 @@ func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
 }
 
 // lockedTinyExperiment writes a two-cell experiment of n runs and its
-// hypotheses, locked. Its call timeout is 20 lab s (1 s real): at the
-// lab's 2 s (100 ms real at time scale 0.05), C2's 32 records in flight
-// under -race, beside another experiment's children on two cores, timed
-// out calls now and then, and the run failed for the machine's sake.
+// hypotheses, locked. Its call timeout is 20 lab s (1 s real) and its
+// permit timeout 10 lab s: at the lab's 2 s (100 ms real at time scale
+// 0.05), C2's 32 records in flight under -race, beside another
+// experiment's children on two cores, timed out calls now and then, and at
+// 1 lab s C4's records waited past it for a permit: the runs failed for
+// the machine's sake.
 func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string) {
 	t.Helper()
 	return lockedTinyExperimentWith(t, dir, runs, "")
@@ -106,7 +108,7 @@ func lockedTinyExperimentWith(t *testing.T, dir string, runs int, more string) (
 			t.Fatal(err)
 		}
 	}
-	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 20s\npermit_timeout: 1s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
+	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 20s\npermit_timeout: 10s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
 	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n"+more)
 	sp, err := design.LoadSpec(spec)
 	if err != nil {
@@ -210,7 +212,11 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 		!strings.Contains(errb, "; what was measured is printed, marked partial") {
 		t.Errorf("run: exit %d, %+v (%v), stderr %q; want 130 and a partial, drained result", code, res, err, errb)
 	}
-	code, out, errb = interruptChild(t, "", 700*time.Millisecond, "load", "--time-scale", "0.05", "--json")
+	// SIGINT 700 ms after the child is listening for it (the dashboard's
+	// address is printed after): sent a fixed time after the start, it once
+	// found a child slowed by a loaded -race suite still starting, and
+	// killed it.
+	code, out, errb = interruptChild(t, "loadlab: dashboard at", 700*time.Millisecond, "load", "--time-scale", "0.05", "--json", "--ui", "127.0.0.1:0")
 	var lres struct {
 		Partial  bool `json:"partial"`
 		Requests int  `json:"requests"`
@@ -279,7 +285,7 @@ func resumeAfterInterrupt(t *testing.T, outDir, spec, errb string) {
 	if err := os.WriteFile(spec, original, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := loadlabChild(t, "experiment", "--resume", outDir); code != 0 {
+	if code, _, stderr := loadlabChild(t, "experiment", "--resume", outDir); !ranToTheEnd(code, stderr) {
 		t.Fatalf("resumed: exit %d: %s", code, stderr)
 	}
 	if res := wholeResults(t, outDir); len(res.Attempts) != 2 {
