@@ -125,13 +125,22 @@ func (s *Server) Close() error {
 	return s.srv.Shutdown(ctx)
 }
 
-// Snapshot is the state as the browsers get it.
+// Snapshot is the state as the browsers get it, a copy of its own.
 func (s *Server) Snapshot() State {
+	var st State
+	_ = json.Unmarshal(s.snapshotJSON(), &st)
+	return st
+}
+
+// snapshotJSON is the state's JSON, encoded under the lock: its charts
+// are shared with the work that adds to them.
+func (s *Server) snapshotJSON() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state
 	st.Dropped, st.Now = s.dropped.Load(), time.Now().UTC()
-	return st
+	b, _ := json.Marshal(st)
+	return b
 }
 
 func (s *Server) pushLoop() {
@@ -184,7 +193,7 @@ func (s *Server) push() {
 
 func (s *Server) serveState(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(s.Snapshot())
+	_, _ = w.Write(s.snapshotJSON())
 }
 
 // serveEvents streams the state as Server-Sent Events: the whole state at
@@ -198,8 +207,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	c := make(chan []byte, 1)
-	first, _ := json.Marshal(s.Snapshot())
-	c <- first
+	c <- s.snapshotJSON()
 	s.mu.Lock()
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
