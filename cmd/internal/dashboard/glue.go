@@ -67,7 +67,11 @@ func (s *Server) WatchRecords(ctx context.Context, cfg records.Config) {
 	if cfg.Pipeline == nil {
 		mock = &api.Client{BaseURL: cfg.Target, Token: cfg.AdminToken}
 	}
-	go s.WatchRun(ctx, reg, budgets, p.Steps[len(p.Steps)-1].Dependency, cfg.TimeScale, mock)
+	var deps []string
+	for _, d := range p.Dependencies {
+		deps = append(deps, d.Name)
+	}
+	go s.WatchRun(ctx, reg, budgets, deps, p.Steps[len(p.Steps)-1].Dependency, cfg.TimeScale, mock)
 }
 
 // End says how the work ended — done, interrupted (exit 130) or failed,

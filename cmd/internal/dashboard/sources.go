@@ -24,7 +24,7 @@ type Budgets map[string]int
 // write, the pipeline's last dependency) per lab second; and, when mock is
 // a loadlab mock service, its system of record's queue (one scrape per
 // row: the only request the dashboard makes).
-func (s *Server) WatchRun(ctx context.Context, reg prometheus.Gatherer, budgets Budgets, write string, timeScale float64, mock *api.Client) {
+func (s *Server) WatchRun(ctx context.Context, reg prometheus.Gatherer, budgets Budgets, deps []string, write string, timeScale float64, mock *api.Client) {
 	start := time.Now()
 	prev, prevLab := map[string]float64{}, 0.0
 	// A row each lab second, at most four a second of real time.
@@ -45,7 +45,7 @@ func (s *Server) WatchRun(ctx context.Context, reg prometheus.Gatherer, budgets 
 				}
 				cancel()
 			}
-			s.Update(func(st *State) { chartRecordRun(st, m, prev, budgets, write, lab, lab-prevLab, queue) })
+			s.Update(func(st *State) { chartRecordRun(st, m, prev, budgets, deps, write, lab, lab-prevLab, queue) })
 			prev, prevLab = m.calls, lab
 		}
 	}
@@ -91,17 +91,16 @@ func gather(reg prometheus.Gatherer) runMetrics {
 var classes = []string{"ok", "rejected", "call_timeout", "permit_timeout", "rate_timeout", "error"}
 
 // chartRecordRun adds one lab second of a record run to its charts.
-func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Budgets, write string, lab, dt, queue float64) {
-	deps := slices.Sorted(func(yield func(string) bool) {
-		for d := range m.inFlight {
-			if !yield(d) {
-				return
-			}
+func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Budgets, allDeps []string, write string, lab, dt, queue float64) {
+	// Every dependency of the pipeline from the first row, and any other
+	// the metrics name: a chart's columns must not change under it.
+	deps := slices.Clone(allDeps)
+	for d := range m.inFlight {
+		if !slices.Contains(deps, d) {
+			deps = append(deps, d)
 		}
-	})
-	if len(deps) == 0 {
-		return
 	}
+	slices.Sort(deps)
 	labels := []string{"lab s"}
 	row := []float64{lab}
 	var dashed []string
@@ -122,7 +121,9 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 	c := st.Chart("inflight", func() *Chart {
 		return &Chart{Title: "Calls in flight per dependency, budgets dashed", XLabel: "lab s", YLabel: "calls"}
 	})
-	c.Labels, c.Dashed = labels, dashed
+	if !slices.Equal(c.Labels, labels) {
+		c.Labels, c.Dashed, c.Rows = labels, dashed, nil // a new column: the chart starts over
+	}
 	c.Add(row...)
 	perSecond := func(key string) float64 { return (m.calls[key] - prev[key]) / dt }
 	cls := st.Chart("classes", func() *Chart {

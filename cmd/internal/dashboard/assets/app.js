@@ -89,7 +89,10 @@ function draw(st) {
     drawGrid(ex);
     drawVerdicts(ex);
   }
-  for (const c of st.charts || []) drawChart(c);
+  document.body.setAttribute("data-status", st.status);
+  for (const c of st.charts || []) {
+    try { drawChart(c); } catch (e) { console.error("chart " + c.id + ": " + e); }
+  }
   const secs = Math.round((new Date(st.now) - new Date(st.started)) / 1000);
   document.getElementById("foot").textContent = "started " + st.started.replace("T", " ").slice(0, 19) + " UTC, " + secs +
     " s ago; states a slow browser missed: " + st.dropped;
