@@ -12,13 +12,11 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -213,9 +211,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		if _, ok := s.subs[c]; ok {
-			delete(s.subs, c)
-		}
+		delete(s.subs, c)
 		s.mu.Unlock()
 	}()
 	for {
@@ -248,10 +244,5 @@ func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	http.ServeContent(w, r, name, time.Time{}, bytesReader(b))
+	http.ServeFile(w, r, filepath.Join(dir, name))
 }

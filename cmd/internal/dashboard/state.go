@@ -1,9 +1,6 @@
 package dashboard
 
-import (
-	"bytes"
-	"time"
-)
+import "time"
 
 // Statuses of the work.
 const (
@@ -100,5 +97,3 @@ type VerdictRow struct {
 	Claim   string `json:"claim"`
 	Label   string `json:"label,omitempty"`
 }
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
