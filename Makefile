@@ -75,7 +75,7 @@ lint:
 # checking counts rather than speed: the silent-target exits, Prometheus
 # scraping, the experiment runner's status checks) run up to four at a
 # time.
-PARALLEL_PKGS := . budgets client/cpulimit client/split client/transport \
+PARALLEL_PKGS := . budgets client/cpulimit client/sendpool client/split client/transport \
 	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
 	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/yamlfile
 MODULE        := github.com/loadlab/loadlab

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -22,6 +23,9 @@ func TestArrivalsTheGeneratorCouldNotSendAreBehind(t *testing.T) {
 	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 5, 5
 	g := newGenerator(Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: ArrivalsUniform, TimeScale: 0.01}, stallClock{})
+	u, _ := url.Parse(g.cfg.Target)
+	g.client = newFastHTTP(u, RealClock)
+	defer g.client.close()
 	g.start = time.Now()
 	g.end = g.start.Add(2 * g.unit)
 	ctx, cancel := context.WithDeadline(context.Background(), g.end)

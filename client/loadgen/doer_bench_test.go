@@ -54,10 +54,22 @@ func serveEndpoint(cpu string) {
 func pinProcess(cpu int) {
 	var set unix.CPUSet
 	set.Set(cpu)
+	setAffinity(&set)
+}
+
+// unpinProcess gives every thread of this process both CPUs back.
+func unpinProcess() {
+	var all unix.CPUSet
+	all.Set(0)
+	all.Set(1)
+	setAffinity(&all)
+}
+
+func setAffinity(set *unix.CPUSet) {
 	tasks, _ := filepath.Glob("/proc/self/task/*")
 	for _, t := range tasks {
 		if tid, err := strconv.Atoi(filepath.Base(t)); err == nil {
-			_ = unix.SchedSetaffinity(tid, &set)
+			_ = unix.SchedSetaffinity(tid, set)
 		}
 	}
 }
@@ -97,17 +109,7 @@ func cpuTime() time.Duration {
 func BenchmarkDoer(b *testing.B) {
 	target := startEndpoint(b, 1)
 	pinProcess(0)
-	defer func() { // give the other benchmarks both CPUs back
-		var all unix.CPUSet
-		all.Set(0)
-		all.Set(1)
-		tasks, _ := filepath.Glob("/proc/self/task/*")
-		for _, t := range tasks {
-			if tid, err := strconv.Atoi(filepath.Base(t)); err == nil {
-				_ = unix.SchedSetaffinity(tid, &all)
-			}
-		}
-	}()
+	defer unpinProcess()
 	for _, c := range []struct {
 		name string
 		new  func() client

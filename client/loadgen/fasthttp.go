@@ -59,14 +59,21 @@ func hostPort(u *url.URL) string {
 
 func (f *fastHTTP) newConn() conn {
 	c := &fastConn{uri: f.uri, clock: f.clock}
+	c.open = func() (net.Conn, error) {
+		f.dials <- struct{}{}
+		defer func() { <-f.dials }()
+		return (&net.Dialer{Timeout: 10 * time.Second}).Dial("tcp", f.addr)
+	}
 	c.hc = &fasthttp.HostClient{
 		Addr: f.addr, IsTLS: f.tls, MaxConns: 1,
 		MaxIdleConnDuration: 90 * time.Second, NoDefaultUserAgentHeader: true,
 		DisableHeaderNamesNormalizing: true, DisablePathNormalizing: true,
-		Dial: func(addr string) (net.Conn, error) {
-			f.dials <- struct{}{}
-			nc, err := (&net.Dialer{Timeout: 10 * time.Second}).Dial("tcp", addr)
-			<-f.dials
+		Dial: func(string) (net.Conn, error) {
+			nc, err := c.dialled, c.dialErr
+			c.dialled, c.dialErr = nil, nil
+			if nc == nil && err == nil {
+				nc, err = c.open()
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -89,12 +96,24 @@ func (f *fastHTTP) close() {
 }
 
 // fastConn is one sender's host client and the connection it dialled.
+// Its fields are the sender's own goroutine's.
 type fastConn struct {
 	hc    *fasthttp.HostClient
-	wire  *timedConn // set by Dial, in the sender's own goroutine
+	wire  *timedConn // set by Dial
 	uri   string
 	clock Clock
+	open  func() (net.Conn, error)
+	// dialled (or dialErr) is what dial opened before the first request,
+	// for the host client's first Dial to return.
+	dialled net.Conn
+	dialErr error
 }
+
+var _ dialer = (*fastConn)(nil)
+
+// dial opens the connection before the first request; the first request
+// returns the error, if any, as its own.
+func (c *fastConn) dial() { c.dialled, c.dialErr = c.open() }
 
 func (c *fastConn) do(ctx context.Context, deadline time.Time, id string, body []byte) (int, time.Time, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

@@ -99,6 +99,22 @@ type Result struct {
 	// arrivals that found it reached are Dropped.
 	Client      string `json:"client"`
 	MaxInFlight int    `json:"max_in_flight"`
+	// Senders is the open generator's pool at its largest: the senders it
+	// started, each a goroutine with a connection of its own (a merge's:
+	// its segments' together). Far more senders than the rate times the
+	// latency means the generator's core could not keep up with the
+	// replies.
+	Senders int `json:"senders,omitempty"`
+	// SentPerRealSecond is the requests sent per real second of the run
+	// (its seconds so far when it was interrupted). Saturated: the
+	// generator could not keep its own schedule, whatever the target did:
+	// over 1% of the scheduled arrivals were behind, or over 1% of the
+	// requests were written later than the late threshold after their
+	// time. The figures are then those of a load other than the
+	// schedule's: give the generator more CPU, or split the load into
+	// segments.
+	SentPerRealSecond float64 `json:"sent_per_real_second"`
+	Saturated         bool    `json:"generator_saturated"`
 	// Partial: the run was interrupted; the figures, and the timeline, are
 	// those of the seconds before it ended.
 	Partial bool `json:"partial"`
@@ -111,6 +127,7 @@ type Result struct {
 // tally is what the generator counted while the run went on.
 type tally struct {
 	sent, dropped, behind, late int
+	senders                     int
 	maxLag                      time.Duration
 	replies                     map[Reply]int
 	statuses                    map[int]int
@@ -142,6 +159,15 @@ type joinInput struct {
 	queueHighWater *int
 }
 
+// measureSending sets SentPerRealSecond and Saturated from the counts,
+// the timeline's length and the time scale.
+func (r *Result) measureSending() {
+	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
+		r.SentPerRealSecond = float64(r.Requests) / secs
+	}
+	r.Saturated = 100*r.Behind > r.Scheduled || 100*r.LateStarts > r.Requests
+}
+
 // join gives every request the client gave up on, or that was pending at
 // the end, its outcome from the server's log, and adds up the rest from
 // what the client counted. It is a pure function.
@@ -149,7 +175,7 @@ func join(in joinInput) Result {
 	res := Result{Requests: in.sent, Dropped: in.dropped, Behind: in.behind, Scheduled: in.sent + in.dropped + in.behind,
 		OnTime: in.replies[ReplyOnTime], Rejected: in.replies[ReplyRejected], ErrorStatus: in.replies[ReplyStatus],
 		TransportErrors: in.replies[ReplyTransport], StatusCodes: maps.Clone(in.statuses),
-		LateStarts: in.late, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
+		LateStarts: in.late, Senders: in.senders, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
 		LatencyFromSchedule: summarise(in.fromSchedule, in.unit), LatencyFromSend: summarise(in.fromSend, in.unit),
 		LatencyFromScheduleHDR: encodeHistogram(in.fromSchedule), LatencyFromSendHDR: encodeHistogram(in.fromSend),
 		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale,
@@ -159,6 +185,7 @@ func join(in joinInput) Result {
 	}
 	res.Timeline = in.sampledTimeline()
 	in.joinRequests(&res)
+	res.measureSending()
 	if in.log != nil && res.Unjoined == 0 {
 		res.ServerJoined = true
 	}

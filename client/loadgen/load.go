@@ -215,7 +215,7 @@ func (g *generator) joinInput(ctx context.Context, tg target, queue []int) joinI
 func (g *generator) tally() tally {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return tally{sent: g.sent, dropped: g.dropped, behind: g.behind, late: g.late, maxLag: g.maxLag, replies: maps.Clone(g.replies),
+	return tally{sent: g.sent, dropped: g.dropped, behind: g.behind, late: g.late, senders: g.senders, maxLag: g.maxLag, replies: maps.Clone(g.replies),
 		statuses: maps.Clone(g.statuses), timeline: g.timeline, joinable: g.joinable, overflow: maps.Clone(g.overflow),
 		fromSchedule: g.fromSchedule, fromSend: g.fromSend}
 }

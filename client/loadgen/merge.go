@@ -37,6 +37,7 @@ func Merge(segments []Result) (Result, error) {
 		mg.add(r)
 	}
 	m := mg.result()
+	m.measureSending()
 	if err := m.check(); err != nil { // sums of sound segments: cannot happen
 		return Result{}, &MergeError{Err: fmt.Errorf("the merged result %w", err)}
 	}
@@ -135,6 +136,7 @@ func (mg *merger) add(r Result) {
 	m.LateStarts += r.LateStarts
 	m.WastedWorkerS += r.WastedWorkerS
 	m.MaxInFlight += r.MaxInFlight
+	m.Senders += r.Senders
 	m.MaxSendLagMs = max(m.MaxSendLagMs, r.MaxSendLagMs)
 	m.ServerJoined = m.ServerJoined && r.ServerJoined
 	m.ServerIdentified = m.ServerIdentified && r.ServerIdentified

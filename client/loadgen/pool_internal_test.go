@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,5 +81,40 @@ func TestDefaultInFlightCap(t *testing.T) {
 		if got := c.inFlightCap(); got != tt.want {
 			t.Errorf("%+v: cap %d, want %d", c.Schedule, got, tt.want)
 		}
+	}
+}
+
+// A pool whose senders all wait on a slow endpoint grows, so that every
+// arrival still goes out on time: 200 arrivals a second at an endpoint
+// that takes 100 ms need about 20 senders.
+func TestPoolGrowsForASlowEndpoint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(100 * time.Millisecond) }))
+	defer srv.Close()
+	sc := OpeningSchedule()
+	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 100, 100
+	g := sendersRound(t, srv.URL+"/x", sc, ClientFastHTTP) // 0.5 s per model second: 200 arrivals a second
+	if g.sent != 200 || g.behind != 0 || g.late != 0 || g.senders < 15 {
+		t.Errorf("sent %d, behind %d, late %d with %d senders; want all 200 sent on time by at least 15 senders", g.sent, g.behind, g.late, g.senders)
+	}
+}
+
+// A generator that could not keep its schedule says so, with the rate it
+// reached.
+func TestSaturationIsSaid(t *testing.T) {
+	r := Result{Scheduled: 1000, Requests: 900, Behind: 100, TimeScale: 0.5, Timeline: make([]Second, 4)}
+	r.measureSending()
+	if !r.Saturated || r.SentPerRealSecond != 450 {
+		t.Fatalf("saturated %v at %v requests/s; want saturated at 450", r.Saturated, r.SentPerRealSecond)
+	}
+	if got := Saturation(r); !strings.Contains(got, "GENERATOR SATURATED: it sent 450 requests per real second of the 500 scheduled (10.0% behind") {
+		t.Errorf("Saturation: %q", got)
+	}
+	r = Result{Scheduled: 1000, Requests: 995, Behind: 5, LateStarts: 9, TimeScale: 1, Timeline: make([]Second, 2)}
+	if r.measureSending(); r.Saturated {
+		t.Errorf("0.5%% behind and 0.9%% late: saturated")
+	}
+	r.LateStarts = 11
+	if r.measureSending(); !r.Saturated {
+		t.Errorf("1.1%% of the requests started late: not saturated")
 	}
 }

@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+// Saturation says that the generator could not keep its schedule, the rate
+// it reached, and what to do.
+func Saturation(r Result) string {
+	scheduled := 0.0
+	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
+		scheduled = float64(r.Scheduled) / secs
+	}
+	return fmt.Sprintf("GENERATOR SATURATED: it sent %.0f requests per real second of the %.0f scheduled (%.1f%% behind, %.1f%% started late): "+
+		"the figures are those of a smaller load than the schedule's; give it a core of its own, lower the rate, or split the load into segments",
+		r.SentPerRealSecond, scheduled, 100*float64(r.Behind)/float64(max(r.Scheduled, 1)), 100*float64(r.LateStarts)/float64(max(r.Requests, 1)))
+}
+
 // WriteResult writes a load run's result for people: every outcome, what
 // the generator could not do, latency percentiles, the server's figures,
 // and a chart over time. The run's parameters are the result's own
@@ -47,8 +59,11 @@ func WriteResult(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(w, "Error statuses: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d behind (due, not sent before the end), %d started late, max send lag %.1f ms\n",
-		r.Scheduled, r.Dropped, r.Behind, r.LateStarts, r.MaxSendLagMs)
+	fmt.Fprintf(w, "Generator: %d scheduled, %d dropped (in-flight cap), %d behind (due, not sent in time), %d started late, max send lag %.1f ms; %.0f requests sent per real second\n",
+		r.Scheduled, r.Dropped, r.Behind, r.LateStarts, r.MaxSendLagMs, r.SentPerRealSecond)
+	if r.Saturated {
+		fmt.Fprintln(w, Saturation(r))
+	}
 	for _, l := range []struct {
 		name string
 		l    Latency

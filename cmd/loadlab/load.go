@@ -86,6 +86,9 @@ func (o loadOptions) load(ctx context.Context, stdout io.Writer, ui *dashboard.S
 	out := stdout
 	if o.asJSON {
 		out = os.Stderr
+		if res.Saturated {
+			fmt.Fprintln(os.Stderr, "load: "+loadgen.Saturation(res.Result))
+		}
 	}
 	if err := threshold.Report(out, "load", o.thresholds.List, res.Result.Figures(), float64(res.Requests)); err != nil && !res.Partial {
 		return err
