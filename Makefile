@@ -100,9 +100,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
 # The HTTP load generators side by side (loadlab load, vegeta, hey, wrk),
-# each pinned to one core against nginx on the other; installs what is
-# missing; 9 to 16 minutes. Settings go in the environment, e.g.
-# `make bench-peers DURATION=3 ROUNDS=1`; see deploy/bench-peers.sh --help.
+# each pinned to one core against nginx on the other, then each open-loop
+# tool's ceiling; installs what is missing; 17 min 49 s with DURATION=10
+# (the default 20 s runs take longer). Settings go in the environment, e.g.
+# `make bench-peers DURATION=3 ROUNDS=1 CEILING=0`; see
+# deploy/bench-peers.sh --help.
 .PHONY: bench-peers
 bench-peers:
 	GO="$(GO)" bash deploy/bench-peers.sh

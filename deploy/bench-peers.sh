@@ -22,6 +22,13 @@
 # rate and CPU per request are the floor to compare with. Rounds are
 # interleaved: round 1 runs every tool at every rate, then round 2, ...
 #
+# Then each open-loop tool's ceiling (CEILING=0 skips it): the tool runs
+# once at each of CEILING_RATES in turn until a rate does not hold, and
+# its ceiling is the highest that did. A rate holds when the tool sent at
+# least 99% of the planned requests, at most 1% of those it sent were not
+# answered 2xx, and (loadlab) at most 1% of the arrivals were late,
+# dropped or behind. The closed-loop tools' achieved rate is theirs.
+#
 # Each run prints: the achieved rate (2xx answers / wall-clock seconds of
 # the generator process), its CPU in µs per request (user+sys of the
 # process, from /usr/bin/time, / requests sent), its peak memory, the
@@ -38,7 +45,10 @@
 # Environment (defaults in brackets):
 #   ROUNDS        rounds [3]
 #   DURATION      seconds per run [20]; e.g. DURATION=3 ROUNDS=1 to try it
-#   RATES         open-loop rates, requests/s [1000 5000 10000]
+#   RATES         open-loop rates, requests/s [10000 20000 40000]
+#   CEILING       1: search each open-loop tool's ceiling; 0: not [1]
+#   CEILING_RATES the rates tried, in order, requests/s
+#                 [5000 10000 20000 30000 40000 50000 60000 70000 80000]
 #   TOOLS         which generators [loadlab vegeta hey wrk]
 #   CONCURRENCY   hey's workers and wrk's connections [50]
 #   ENDPOINT_CPU  core for nginx [0];  GENERATOR_CPU  core for the tool [1]
@@ -49,15 +59,18 @@
 #   LOADLAB       a loadlab binary to use instead of building ./cmd/loadlab
 #   OUT           a folder to keep the raw outputs and summary.md in [none]
 #   QUIET_WAIT    before each run, wait up to this many seconds for the
-#                 other processes to use under 5% of the two cores [0]
+#                 other processes to use under 5% of the two cores [30]
 #   NO_INSTALL=1  fail instead of installing what is missing
 #   GO            the go command [go]
 #
-# Time: with the defaults a full run is 24 runs of 20 s plus ~2 s each,
-# 9 to 16 minutes (15 min 20 s here, with the TIME_WAIT waits below), plus
-# 1-2 minutes of installs on a fresh machine.
+# Time: with the defaults, 24 runs of 20 s plus ~2 s each, then the two
+# open-loop tools' ceilings, a run per rate until one fails (loadlab held
+# 70,000/s here: 8 runs; vegeta 5,000/s: 2), plus the TIME_WAIT waits
+# below after a tool that fell behind; measured with ROUNDS=3 DURATION=10
+# and loadlab-ui too (33 runs and the ceilings): 17 min 49 s. Plus 1-2
+# minutes of installs on a fresh machine.
 # Every run is killed after DURATION+45 s and waits at most 65 s for
-# TIME_WAIT connections, so it never takes more than about 53 minutes.
+# TIME_WAIT connections and QUIET_WAIT for a quiet machine.
 # Ctrl-C stops every process it started and removes its temporary files.
 #
 # Before each run the script also waits (at most 65 s) until fewer than
@@ -89,7 +102,9 @@ esac
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-20}
-RATES=${RATES:-1000 5000 10000}
+RATES=${RATES:-10000 20000 40000}
+CEILING=${CEILING:-1}
+CEILING_RATES=${CEILING_RATES:-5000 10000 20000 30000 40000 50000 60000 70000 80000}
 TOOLS=${TOOLS:-loadlab vegeta hey wrk}
 CONCURRENCY=${CONCURRENCY:-50}
 ENDPOINT_CPU=${ENDPOINT_CPU:-0}
@@ -106,11 +121,13 @@ isnum "$DURATION" && ((DURATION >= 1)) || die "DURATION must be a positive numbe
 isnum "$CONCURRENCY" && ((CONCURRENCY >= 1)) || die "CONCURRENCY must be a positive integer, not '$CONCURRENCY'"
 for r in $RATES; do isnum "$r" && ((r >= 1)) || die "RATES must be positive integers, not '$r'"; done
 [[ -n $RATES ]] || die "RATES is empty"
+[[ $CEILING == 0 || $CEILING == 1 ]] || die "CEILING must be 0 or 1, not '$CEILING'"
+for r in $CEILING_RATES; do isnum "$r" && ((r >= 1)) || die "CEILING_RATES must be positive integers, not '$r'"; done
 for t in $TOOLS; do
 	case $t in loadlab | loadlab-ui | vegeta | hey | wrk) ;; *) die "TOOLS: unknown generator '$t' (loadlab loadlab-ui vegeta hey wrk)" ;; esac
 done
 [[ -n $TOOLS ]] || die "TOOLS is empty"
-QUIET_WAIT=${QUIET_WAIT:-0}
+QUIET_WAIT=${QUIET_WAIT:-30}
 isnum "$QUIET_WAIT" || die "QUIET_WAIT must be a number of seconds, not '$QUIET_WAIT'"
 isnum "$ENDPOINT_CPU" || die "ENDPOINT_CPU must be a CPU number, not '$ENDPOINT_CPU'"
 isnum "$GENERATOR_CPU" || die "GENERATOR_CPU must be a CPU number, not '$GENERATOR_CPU'"
@@ -495,6 +512,7 @@ OPEN=() CLOSED=()
 for t in $TOOLS; do case $t in loadlab | loadlab-ui | vegeta) OPEN+=("$t") ;; *) CLOSED+=("$t") ;; esac; done
 NRATES=$(wc -w <<<"$RATES")
 NRUNS=$((ROUNDS * (NRATES * ${#OPEN[@]} + ${#CLOSED[@]})))
+((CEILING == 0)) || echo "bench-peers: then each open-loop tool's ceiling, one run per rate of $CEILING_RATES until one does not hold"
 EST=$((NRUNS * (DURATION + 2 + PAUSE_S)))
 LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -518,6 +536,35 @@ for round in $(seq 1 "$ROUNDS"); do
 	done
 	for t in "${CLOSED[@]}"; do wait_time_wait; wait_quiet; measure "$t" 0 "$round"; sleep "$PAUSE_S"; done
 done
+
+# ---- each open-loop tool's ceiling: the highest of CEILING_RATES that holds ----
+CRUNS=$WORK/ceilings.tsv
+echo "$COLS" | tr ' ' '\t' >"$CRUNS"
+CEILINGS=$WORK/ceilings.txt
+: >"$CEILINGS"
+# holds ROW: the run sent ≥ 99% of its plan, ≥ 99% of what it sent was
+# answered 2xx, and at most 1% of the plan was late, dropped or behind.
+holds() {
+	awk -F'\t' -v d="$DURATION" '{ planned = $2 * d
+		if ($4 != "ok") exit 1
+		late = ($11 == "NA" ? 0 : $11) + ($12 == "NA" ? 0 : $12) + ($13 == "NA" ? 0 : $13)
+		exit !($8 >= 0.99 * planned && $10 <= 0.01 * $8 && late <= 0.01 * planned) }' <<<"$1"
+}
+if ((CEILING)); then
+	for t in "${OPEN[@]}"; do
+		[[ $t != loadlab-ui ]] || continue
+		echo "ceiling of $t: once at each of $CEILING_RATES requests/s until one does not hold"
+		held="" first_miss=""
+		for rate in $CEILING_RATES; do
+			wait_time_wait; wait_quiet
+			RUNS=$CRUNS measure "$t" "$rate" 0
+			row=$(tail -1 "$CRUNS")
+			if holds "$row"; then held=$row; else first_miss=$row; break; fi
+			sleep "$PAUSE_S"
+		done
+		printf '%s\t%s\t%s\n' "$t" "$held" "$first_miss" >>"$CEILINGS"
+	done
+fi
 ELAPSED=$(($(date +%s) - START))
 
 # ---- the summary: medians over rounds, each column on its own ----
@@ -573,6 +620,27 @@ summary() {
 	echo "omission); loadlab also from the schedule. hey and wrk are closed loop: each of their"
 	echo "$CONCURRENCY connections sends its next request when the previous one is answered, so their rate"
 	echo "is what one core can push, not a rate asked for: their CPU per request is the floor."
+	if [[ -s $CEILINGS ]]; then
+		echo
+		echo "Ceilings: the highest of $CEILING_RATES requests/s each open-loop tool held (sent ≥ 99%"
+		echo "of the plan, ≥ 99% of it answered 2xx, ≤ 1% late, dropped or behind), one run each:"
+		echo
+		echo "| generator | ceiling: asked /s | achieved /s | CPU µs/req | next rate: asked /s | achieved /s | not sent | failed | late / dropped / behind |"
+		echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+		awk -F'\t' '
+		function f(x) { return (x == "" || x == "NA") ? "—" : x }
+		{
+			n = split($0, a, "\t"); tool = a[1]
+			# fields 2.. are the held row (25 columns or empty), then the missed row
+			h = 2; if (a[2] == "") { m = 3 } else { m = 2 + 25 }
+			held = a[2] != "" ? sprintf("%s | %.0f | %.1f", a[h + 1], a[h + 4], a[h + 5]) : "below the first | — | —"
+			if (m <= n && a[m] != "") {
+				ldb = a[m + 10] == "NA" ? "not reported" : a[m + 10] " / " a[m + 11] " / " a[m + 12]
+				miss = sprintf("%s | %s | %s | %s | %s", a[m + 1], (a[m + 3] == "ok" ? sprintf("%.0f", a[m + 4]) : a[m + 3]), f(a[m + 8]), f(a[m + 9]), ldb)
+			} else miss = "— (every rate held) | — | — | — | —"
+			printf "| %s | %s | %s |\n", tool, held, miss
+		}' "$CEILINGS"
+	fi
 	if ((${#NOISY_RUNS[@]})); then
 		echo
 		echo "Noisy runs (other processes took more than 5% of a pinned core; see the per-run lines):"
@@ -588,7 +656,7 @@ summary | tee "$WORK/summary.md"
 echo
 echo "bench-peers: $NRUNS runs in $((ELAPSED / 60)) min $((ELAPSED % 60)) s; installed now: $( ((${#INSTALLED[@]})) && joined "${INSTALLED[@]}" || echo nothing)"
 if [[ -n ${OUT:-} ]]; then
-	mkdir -p "$OUT" && cp "$WORK/summary.md" "$RUNS" "$OUT/" && echo "bench-peers: summary.md, runs.tsv and raw/ kept in $OUT"
+	mkdir -p "$OUT" && cp "$WORK/summary.md" "$RUNS" "$CRUNS" "$OUT/" && echo "bench-peers: summary.md, runs.tsv and raw/ kept in $OUT"
 fi
 ((NOISY == 0)) || say "$NOISY run(s) were noisy: other processes shared a pinned core; re-run on a quiet machine"
 ((FAILED == 0)) || { say "$FAILED run(s) failed; the table uses the others"; exit 1; }
