@@ -11,10 +11,11 @@ import (
 // runOpen sends every arrival of the pacer's schedule when it is due,
 // whatever the replies do. The pacer puts each due arrival in a backlog
 // that a pool of senders, each with a connection of its own, takes from
-// in order. The pool grows only when the backlog's oldest arrival has
-// waited growAfter with no sender free, and only while the generator
-// keeps time; an arrival that would take the requests awaiting an outcome
-// past the in-flight cap is dropped. An arrival not taken within the late
+// in order. The pool grows only when more senders help: the backlog's
+// oldest arrival has waited growAfter with no sender free, the backlog is
+// not shrinking, and the process has CPU to spare (sendpool.Pool.Grow);
+// an arrival that would take the requests awaiting an outcome past the
+// in-flight cap is dropped. An arrival not taken within the late
 // threshold of its scheduled time (a generator short of CPU), or still
 // waiting when the run ends, is behind: counted, not sent. Every arrival
 // is sent, dropped or behind. A segment's generator does this for its
