@@ -1,0 +1,130 @@
+package records_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/client/records"
+)
+
+// setAffinity pins every thread of this process to cpu (or to every CPU
+// when cpu < 0).
+func setAffinity(cpu int) {
+	var set unix.CPUSet
+	if cpu < 0 {
+		for c := range runtime.NumCPU() {
+			set.Set(c)
+		}
+	} else {
+		set.Set(cpu)
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*")
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(filepath.Base(t)); err == nil {
+			_ = unix.SchedSetaffinity(tid, &set)
+		}
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRecordCPU measures the record client's CPU per record: a batch
+// of RECORDS_N records (default 3000) of the lab pipeline, healthy, at time
+// scale 0.1, per strategy of RECORDS_STRATEGIES (default "C2 C4"), this
+// process pinned to CPU 0 with GOMAXPROCS 1 and the mock service
+// (cmd/mockservice, built for the benchmark) pinned to CPU 1. cpu-µs/record is this process's user and
+// system time over the batch per record (4 calls each), every record run
+// to its end (C2 may lose a write or two to a 503: complete-% says). Side by side, in interleaved rounds:
+//
+//	for i in 1 2 3; do go test -run '^$' -bench RecordCPU -benchtime 1x ./client/records; done
+func BenchmarkRecordCPU(b *testing.B) {
+	url := startBenchMock(b, 1)
+	setAffinity(0)
+	procs := runtime.GOMAXPROCS(1)
+	defer func() { runtime.GOMAXPROCS(procs); setAffinity(-1) }()
+	n := 3000
+	if s := os.Getenv("RECORDS_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	strategies := strings.Fields(os.Getenv("RECORDS_STRATEGIES"))
+	if len(strategies) == 0 {
+		strategies = []string{"C2", "C4"}
+	}
+	for _, name := range strategies {
+		b.Run(name, func(b *testing.B) {
+			runtime.GOMAXPROCS(1) // testing sets it for each benchmark
+			var cpu time.Duration
+			complete := 0
+			for range b.N {
+				rc := records.DefaultConfig()
+				rc.Target, rc.Records, rc.Reset, rc.TimeScale = url, n, true, 0.1
+				var err error
+				if rc.Strategy, err = records.ParseStrategy(name); err != nil {
+					b.Fatal(err)
+				}
+				c0 := processCPU()
+				res, err := records.Run(context.Background(), rc)
+				cpu += processCPU() - c0
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Records != n || res.Interrupted+res.NotStarted > 0 {
+					b.Fatalf("%s: %d records of %d, %d interrupted, %d not started", name, res.Records, n, res.Interrupted, res.NotStarted)
+				}
+				complete += res.Complete
+			}
+			per := float64(cpu.Microseconds()) / float64(b.N*n)
+			b.ReportMetric(per, "cpu-µs/record")
+			b.ReportMetric(per/4, "cpu-µs/call")
+			b.ReportMetric(100*float64(complete)/float64(b.N*n), "complete-%")
+		})
+	}
+}
+
+// startBenchMock builds and starts the mock service (cmd/mockservice,
+// default configuration, time scale 0.1) pinned to cpu, and returns its
+// URL.
+func startBenchMock(b *testing.B, cpu int) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "mockservice")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mockservice").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/mockservice: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--time-scale", "0.1", "--listen", "127.0.0.1:0")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Its threads so far; those it starts later inherit the CPU.
+	var set unix.CPUSet
+	set.Set(cpu)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", cmd.Process.Pid))
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(filepath.Base(t)); err == nil {
+			_ = unix.SchedSetaffinity(tid, &set)
+		}
+	}
+	return strings.Fields(strings.TrimPrefix(line, "mockservice listening on "))[0]
+}
