@@ -48,9 +48,10 @@ func processCPU() time.Duration {
 // of RECORDS_N records (default 3000) of the lab pipeline, healthy, at time
 // scale 0.1, per strategy of RECORDS_STRATEGIES (default "C2 C4"), this
 // process pinned to CPU 0 with GOMAXPROCS 1 and the mock service
-// (cmd/mockservice, built for the benchmark) pinned to CPU 1. cpu-µs/record is this process's user and
-// system time over the batch per record (4 calls each), every record run
-// to its end (C2 may lose a write or two to a 503: complete-% says). Side by side, in interleaved rounds:
+// (cmd/mockservice, built for the benchmark) pinned to CPU 1.
+// cpu-µs/record is this process's user and system time over the batch per
+// record (4 calls each), every record run to its end (C2 may lose a write
+// or two to a 503: complete-% says). Side by side, in interleaved rounds:
 //
 //	for i in 1 2 3; do go test -run '^$' -bench RecordCPU -benchtime 1x ./client/records; done
 func BenchmarkRecordCPU(b *testing.B) {
