@@ -61,8 +61,9 @@ type Result struct {
 	TransportErrors int         `json:"transport_errors"`
 	Scheduled       int         `json:"scheduled"`
 	Dropped         int         `json:"dropped"`
-	// Behind counts arrivals that fell due and could not be sent before the
-	// run ended: a generator that fell behind its schedule.
+	// Behind counts arrivals that fell due and were not sent within the
+	// late threshold of their time, or before the run ended: a generator
+	// that fell behind its schedule.
 	Behind       int     `json:"behind"`
 	LateStarts   int     `json:"late_starts"`
 	MaxSendLagMs float64 `json:"max_send_lag_ms"`
@@ -162,10 +163,17 @@ type joinInput struct {
 // measureSending sets SentPerRealSecond and Saturated from the counts,
 // the timeline's length and the time scale.
 func (r *Result) measureSending() {
-	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
-		r.SentPerRealSecond = float64(r.Requests) / secs
-	}
+	r.SentPerRealSecond = r.perRealSecond(r.Requests)
 	r.Saturated = 100*r.Behind > r.Scheduled || 100*r.LateStarts > r.Requests
+}
+
+// perRealSecond is n per real second of the run (its timeline's seconds
+// at its time scale), 0 for a run of no length.
+func (r Result) perRealSecond(n int) float64 {
+	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
+		return float64(n) / secs
+	}
+	return 0
 }
 
 // join gives every request the client gave up on, or that was pending at

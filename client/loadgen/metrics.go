@@ -26,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		dropped: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "dropped_total",
 			Help: "Arrivals not sent because the generator's in-flight cap was reached."}),
 		behind: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "behind_total",
-			Help: "Arrivals that fell due and could not be sent before the run ended."}),
+			Help: "Arrivals that fell due and were not sent within the late threshold, or before the run ended."}),
 		replies: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "client_outcomes_total",
 			Help: "Client-side outcomes: on_time, rejected, gave_up, pending (run ended first), error."}, []string{"outcome"}),
 		lag: f.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "send_lag_seconds",

@@ -13,13 +13,9 @@ import (
 // Saturation says that the generator could not keep its schedule, the rate
 // it reached, and what to do.
 func Saturation(r Result) string {
-	scheduled := 0.0
-	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
-		scheduled = float64(r.Scheduled) / secs
-	}
 	return fmt.Sprintf("GENERATOR SATURATED: it sent %.0f requests per real second of the %.0f scheduled (%.1f%% behind, %.1f%% started late): "+
 		"the figures are those of a smaller load than the schedule's; give it a core of its own, lower the rate, or split the load into segments",
-		r.SentPerRealSecond, scheduled, 100*float64(r.Behind)/float64(max(r.Scheduled, 1)), 100*float64(r.LateStarts)/float64(max(r.Requests, 1)))
+		r.SentPerRealSecond, r.perRealSecond(r.Scheduled), 100*float64(r.Behind)/float64(max(r.Scheduled, 1)), 100*float64(r.LateStarts)/float64(max(r.Requests, 1)))
 }
 
 // WriteResult writes a load run's result for people: every outcome, what
