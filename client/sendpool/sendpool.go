@@ -171,7 +171,12 @@ func (p *Pool[C, R]) GrowthDue(now time.Time) (time.Time, bool) {
 // else to run). The pool grows by at most MaxDials connecting at once and
 // an eighth of its size per window of the CPU gauge; when the oldest
 // arrival is already half the late threshold past its time, by MaxDials
-// at once whatever is ready to run.
+// at once whatever is ready to run. With CPU to spare (under half of it
+// used, by the gauge's moving average since the run started), a quarter
+// of the late threshold is enough, even while the backlog is getting
+// shorter: a burst of arrivals at a slow endpoint (step arrivals) needs
+// its senders within the late threshold, and an eighth of the pool per
+// window would take several windows.
 func (p *Pool[C, R]) Grow(now time.Time) {
 	p.mu.Lock()
 	senders, starting, waiting := p.senders, p.starting, len(p.backlog)-p.head
@@ -185,10 +190,21 @@ func (p *Pool[C, R]) Grow(now time.Time) {
 		return
 	}
 	if senders > 0 {
-		if now.Sub(oldest) < p.cfg.Grow || p.catchingUp(now, waiting) || p.cpu.busy(now) {
+		if now.Sub(oldest) < p.cfg.Grow {
 			return
 		}
-		urgent := now.Sub(due) >= p.cfg.Late/2
+		catchingUp := p.catchingUp(now, waiting)
+		if p.cpu.busy(now) {
+			return
+		}
+		// With CPU to spare, an arrival a quarter of the late threshold
+		// past its time is urgent, and the pool grows even while the
+		// backlog shrinks; otherwise half, and not while it shrinks.
+		spare, late := p.cpu.spare(), now.Sub(due)
+		urgent := late >= p.cfg.Late/2 || spare && late >= p.cfg.Late/4
+		if catchingUp && !(urgent && spare) {
+			return
+		}
 		if !urgent {
 			more -= runnable()
 		}
@@ -215,6 +231,7 @@ func (p *Pool[C, R]) Warm(ctx context.Context, n int, start time.Time) {
 	ready := make(chan struct{}, n)
 	p.start(n, ready)
 	p.cpu.granted = 0
+	defer p.cpu.begin(start) // the gauge's first window: from the run's start
 	timer := time.NewTimer(time.Until(start))
 	defer timer.Stop()
 	for range n {
