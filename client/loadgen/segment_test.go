@@ -275,7 +275,7 @@ func runSegments(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint, n int) (
 	for i := range n {
 		wg.Go(func() {
 			res[i], errs[i] = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
-				Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: loadgen.DefaultLateThreshold,
+				Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate,
 				TieWindow: loadgen.DefaultTieWindowStep, Segment: loadgen.Segment{Index: i, Count: n}, StartAt: start})
 		})
 	}
