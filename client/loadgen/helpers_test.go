@@ -40,16 +40,27 @@ func endpoint(e loadgen.Endpoint, scale, tie float64) config.Config {
 // behind in most attempts.
 const modelLate = 3 * loadgen.DefaultLateThreshold
 
-// loadWhole runs schedule sc at time scale 0.1, step arrivals, against a
-// fresh endpoint e, as loadlab load does without --target.
-func loadWhole(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint) loadgen.Result {
+// startWhole starts schedule sc at time scale 0.1, step arrivals, against
+// a fresh endpoint e, as loadlab load does without --target; wait returns
+// its result.
+func startWhole(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint) (wait func() loadgen.Result) {
 	t.Helper()
 	const scale = 0.1
 	m := startMock(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
-		Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate, TieWindow: loadgen.DefaultTieWindowStep})
-	if err != nil {
-		t.Fatal(err)
+	var res loadgen.Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
+			Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate, TieWindow: loadgen.DefaultTieWindowStep})
+	}()
+	return func() loadgen.Result {
+		t.Helper()
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
-	return res
 }

@@ -30,9 +30,8 @@ func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, scale float64
 	return res.Result, *res.Model
 }
 
-// Real time at scale 0.1 (6 s each, one after the other and beside no other
-// test: under -race, other tests beside it made the generator miss its
-// 10 ms late threshold): the real run agrees with the model within 2% of
+// Real time at scale 0.1 (6 s each, side by side, each against an
+// endpoint of its own): the real run agrees with the model within 2% of
 // all requests for every outcome.
 func TestLoadAgreesWithTheModel(t *testing.T) {
 	tests := []struct {
@@ -43,9 +42,7 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 		{"queue 50", func(s *models.AdmissionScenario) { s.Queue = 50 }},
 		{"closed, 16 users", func(s *models.AdmissionScenario) { s.Generator = models.GeneratorClosed; s.Users = 16 }},
 	}
-	// One run at a time: side by side, the open runs now and then saw a
-	// 100 ms stall at the ramp and counted its arrivals behind. The late
-	// threshold is three times the default: 30 ms at this time scale,
+	// The late threshold is three times the default: 30 ms at this time scale,
 	// within the model's step (100 ms), where the model's outcomes do not
 	// depend on when in the step an arrival comes. At the default 10 ms,
 	// the pacer's 1 ms timers, waking 3–18 ms late under -race beside the
@@ -53,6 +50,7 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 	const lateThreshold = 3 * loadgen.DefaultLateThreshold
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			sc := models.DefaultAdmissionScenario()
 			tt.change(&sc)
 			// A generator that fell behind its schedule by more than 1% of
