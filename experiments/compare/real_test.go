@@ -30,9 +30,10 @@ func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, scale float64
 	return res.Result, *res.Model
 }
 
-// Real time at scale 0.1 (6 s each, side by side, each against an
-// endpoint of its own): the real run agrees with the model within 2% of
-// all requests for every outcome.
+// Real time at scale 0.1 (6 s each, one after the other: side by side,
+// beside another package's tests, the queue of 50 read 87 on time to the
+// model's 96): the real run agrees with the model within 2% of all
+// requests for every outcome.
 func TestLoadAgreesWithTheModel(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -50,7 +51,6 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 	const lateThreshold = 3 * loadgen.DefaultLateThreshold
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			sc := models.DefaultAdmissionScenario()
 			tt.change(&sc)
 			// A generator that fell behind its schedule by more than 1% of
