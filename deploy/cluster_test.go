@@ -1,9 +1,9 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,15 +157,14 @@ func TestDockerPlayedCluster(t *testing.T) {
 			t.Errorf("instance %d: %v", instance, err)
 			return ""
 		}
-		logs, err := c.Logs(ctx)
+		out, stderr, err := containerOutput(ctx, c.GetContainerID())
 		if err != nil {
-			t.Errorf("instance %d: logs: %v", instance, err)
+			t.Errorf("instance %d: docker logs: %v", instance, err)
 			return ""
 		}
-		out, _ := io.ReadAll(logs)
 		state, err := c.State(ctx)
 		if err != nil || state.ExitCode != 0 {
-			t.Errorf("instance %d: exit %v (%v): %s", instance, state, err, tail(out))
+			t.Errorf("instance %d: exit %v (%v): %s", instance, state, err, tail(stderr))
 			return ""
 		}
 		path := filepath.Join(t.TempDir(), fmt.Sprintf("instance-%d.log", instance))
@@ -241,6 +240,21 @@ func TestDockerPlayedCluster(t *testing.T) {
 	for _, v := range m.Verdicts {
 		t.Logf("%s %s: %s", v.ID, v.Verdict, v.Claim)
 	}
+}
+
+// containerOutput is what a container wrote to its standard output and,
+// apart, to its standard error. Apart: Docker splits a line longer than
+// 16 KiB (a results line) into parts, and a log of both streams can carry
+// a standard-error line between two of them.
+func containerOutput(ctx context.Context, id string) (stdout, stderr []byte, err error) {
+	var e bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", "logs", id)
+	cmd.Stderr = &e
+	stdout, err = cmd.Output()
+	if err != nil {
+		err = fmt.Errorf("docker logs: %w: %s", err, tail(e.Bytes()))
+	}
+	return stdout, e.Bytes(), err
 }
 
 // tail is the end of a container's output, for an error message.

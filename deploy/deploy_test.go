@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,13 +152,12 @@ func TestContainersUnderCPULimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs, err := c.Logs(ctx)
+		out, stderr, err := containerOutput(ctx, c.GetContainerID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _ := io.ReadAll(logs)
 		if state.ExitCode != 0 {
-			t.Fatalf("client exited %d: %s", state.ExitCode, out)
+			t.Fatalf("client exited %d: %s%s", state.ExitCode, out, stderr)
 		}
 		var r runResult
 		if err := json.Unmarshal(out[strings.IndexByte(string(out), '{'):], &r); err != nil {

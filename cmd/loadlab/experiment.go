@@ -334,10 +334,13 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 	werr := report.WriteOutputs(pe.dir, res)
 	files := fmt.Sprintf("%s, %s and %s", filepath.Join(pe.dir, "results.json"), filepath.Join(pe.dir, "report.md"), filepath.Join(pe.dir, "report.html"))
 	if o.lines != nil {
-		// Everything on stderr first, the results line last: a pod's log
-		// splits a long line into chunks, and a line from the other stream
-		// between them would break it. The line is written even when the
-		// folder could not be: the results are then in the log alone.
+		// Everything on stderr first, the results line last: a container
+		// log splits a long line into chunks, and a line from the other
+		// stream between them would break it. This makes that rarer, not
+		// impossible (the engine reads the two streams apart): where the
+		// log can, read the standard output alone. The line is written even
+		// when the folder could not be: the results are then in the log
+		// alone.
 		if werr != nil {
 			fmt.Fprintf(os.Stderr, "loadlab experiment: %s: %v; the results are in the last JSON line only\n", pe.dir, werr)
 		} else {
