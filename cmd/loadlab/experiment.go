@@ -52,7 +52,7 @@ type experimentOptions struct {
 	calibrationPairs                                              int
 	maxBias                                                       float64
 	realTimeTarget                                                string
-	jsonLines, force                                              bool
+	jsonLines, force, cont                                        bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
 	// resume is --resume's folder, log its run log; given the flags set on
@@ -78,6 +78,9 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.resume, "resume", "", "finish the experiment whose results folder this is, after Ctrl-C, a kill or a crash: its run log\n"+
 		"(run-log.jsonl) names the files and settings; refused when they or the loadlab binary changed since. Runs\n"+
 		"only the missing runs, each with its seed, and writes the results of them all")
+	fs.BoolVar(&o.cont, "continue", false, "with --out: resume the run that folder holds when it is this experiment's, unfinished (its run log\n"+
+		"names the same files and settings), else start; for an orchestrator that restarts a killed task with its\n"+
+		"arguments (Docker Swarm's restart policy, a Kubernetes Job's restarted pod)")
 	fs.StringVar(&o.target, "target", "", "base URL of a running mock service (default: start one in-process)")
 	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the mock service's admin routes")
 	fs.Float64Var(&o.overrides.TimeScale, "time-scale", 0, "override the file's time scale (its real_time cells stay at 1)")
@@ -135,6 +138,9 @@ func runExperiment(args []string, stdout io.Writer) error {
 	}
 	if o.maxBias != 0 {
 		o.overrides.MaxBias = &o.maxBias
+	}
+	if err := o.continuing(); err != nil {
+		return err
 	}
 	if err := o.fromLog(); err != nil {
 		return err

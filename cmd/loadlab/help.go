@@ -75,7 +75,7 @@ var helpGroups = map[string][]cli.Group{
 		{Name: "Design", Flags: []string{"file", "hypotheses", "runs", "records", "time-scale", "shard"}},
 		{Name: "Calibration", Flags: []string{"calibration-runs", "max-bias", "calibration-only", "accept-bias", "accept-uncalibrated", "real-time-target"}},
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
-		{Name: "Output", Flags: []string{"out", "force", "resume", "json-lines", "metrics-listen", "ui", "ui-keep"}},
+		{Name: "Output", Flags: []string{"out", "force", "resume", "continue", "json-lines", "metrics-listen", "ui", "ui-keep"}},
 	},
 }
 

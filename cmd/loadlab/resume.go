@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 // resumeFlags are the flags --resume takes beside it: where the mock
 // services are and how to reach them, what to print, and what the judging
 // accepts; the rest comes from the run log.
-var resumeFlags = []string{"resume", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "ui", "ui-keep", "json-lines", "accept-bias", "accept-uncalibrated"}
+var resumeFlags = []string{"resume", "continue", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "ui", "ui-keep", "json-lines", "accept-bias", "accept-uncalibrated"}
 
 // fromLog, with --resume, reads the folder's run log and takes from it
 // the files and settings the experiment began with.
@@ -51,6 +52,56 @@ func (o *experimentOptions) fromLog() error {
 	return nil
 }
 
+// continuing, with --continue, makes a start a resume when --out holds
+// an unfinished run log of the same experiment: the same files, settings
+// and shard. A folder without a run log starts as usual; one of another
+// experiment is refused.
+func (o *experimentOptions) continuing() error {
+	switch {
+	case !o.cont:
+		return nil
+	case o.resume != "":
+		return usageErr("experiment: --continue starts or resumes the run in --out; --resume cannot be given with it")
+	case o.out == "":
+		return usageErr("experiment: --continue needs --out: the folder where a restarted task finds its run log")
+	}
+	if _, err := os.Stat(filepath.Join(o.out, runlog.Name)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	l, err := runlog.Read(o.out)
+	if err != nil {
+		return usageErr("experiment: --continue: %v", err)
+	}
+	inv := l.Invocation
+	if inv.File != absPath(o.file) || inv.Hypotheses != absPath(o.hypotheses) || inv.Shard != o.shard ||
+		!reflect.DeepEqual(inv.Overrides, o.overrides) || inv.AcceptBias != o.calibration.Accept ||
+		inv.AcceptUncalibrated != o.calibration.AcceptUncalibrated {
+		return usageErr("experiment: --continue: %s holds %s, begun with other files or settings than these; "+
+			"loadlab experiment --resume %s finishes it, or choose another folder", o.out, l.Describe(), o.out)
+	}
+	o.resume = o.out
+	for name := range o.given {
+		if !slices.Contains(resumeFlags, name) {
+			delete(o.given, name)
+		}
+	}
+	o.given["resume"] = o.out
+	return nil
+}
+
+// absPath is p made absolute, as the run log names files ("" stays "":
+// the file built into loadlab).
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
 // journal is the run log the experiment keeps in its results folder: a
 // new one, or, resumed, the one it goes on with.
 func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
@@ -60,17 +111,7 @@ func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
 	if o.log != nil {
 		return runlog.Append(o.log)
 	}
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		return a
-	}
-	return runlog.Create(pe.dir, runlog.Invocation{File: abs(o.file), Hypotheses: abs(o.hypotheses), Overrides: o.overrides, Shard: o.shard,
+	return runlog.Create(pe.dir, runlog.Invocation{File: absPath(o.file), Hypotheses: absPath(o.hypotheses), Overrides: o.overrides, Shard: o.shard,
 		AcceptBias: o.calibration.Accept, AcceptUncalibrated: o.calibration.AcceptUncalibrated})
 }
 

@@ -64,23 +64,7 @@ func TestKilledExperimentResumes(t *testing.T) {
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 4)
 	out := filepath.Join(dir, "killed")
-	cmd, _, errb := startChild(t, "experiment", "--file", spec, "--hypotheses", hyp, "--out", out)
-	deadline := time.Now().Add(60 * time.Second)
-	for logLines(out) < 4 { // the experiment and 3 runs
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no 3 runs logged within 60 s: %s", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	logged := logLines(out) - 1
-	if logged >= 8 {
-		t.Fatalf("all %d runs were logged before the kill: nothing to resume", logged)
-	}
+	logged := killAfterThreeRuns(t, out, 8, "experiment", "--file", spec, "--hypotheses", hyp, "--out", out)
 	code, stdout, stderr := loadlabChild(t, "check", out)
 	if code != exitUsage || !strings.Contains(stderr, "finish it with: loadlab experiment --resume "+out) ||
 		!strings.Contains(stderr, "runs measured; missing: ") {
@@ -116,6 +100,72 @@ func TestKilledExperimentResumes(t *testing.T) {
 	}
 	if !slices.Equal(cells(resumed), cells(uninterrupted)) || !slices.Equal(verdicts(resumed), verdicts(uninterrupted)) {
 		t.Errorf("resumed: cells %v, verdicts %v; uninterrupted: %v, %v", cells(resumed), verdicts(resumed), cells(uninterrupted), verdicts(uninterrupted))
+	}
+}
+
+// killAfterThreeRuns starts loadlab with args, an experiment of runs runs
+// into out, kills it with SIGKILL once 3 runs are logged, and returns how
+// many were.
+func killAfterThreeRuns(t *testing.T, out string, runs int, args ...string) int {
+	t.Helper()
+	cmd, _, errb := startChild(t, args...)
+	deadline := time.Now().Add(60 * time.Second)
+	for logLines(out) < 4 { // the experiment and 3 runs
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no 3 runs logged within 60 s: %s", errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	logged := logLines(out) - 1
+	if logged >= runs {
+		t.Fatalf("all %d runs were logged before the kill: nothing to resume", logged)
+	}
+	return logged
+}
+
+// An orchestrator restarts a killed task with its arguments: with
+// --continue the same command resumes the run its --out holds (and
+// starts one where it holds none); given other settings, or finished,
+// it refuses with exit 2, as it does without --out or beside --resume.
+func TestContinueResumesARestartedTask(t *testing.T) {
+	t.Parallel() // child processes: the test counts runs, not their speed
+	dir := t.TempDir()
+	spec, hyp := lockedTinyExperiment(t, dir, 4)
+	out := filepath.Join(dir, "task")
+	args := []string{"experiment", "--file", spec, "--hypotheses", hyp, "--shard", "0/1", "--out", out, "--continue", "--json-lines"}
+	logged := killAfterThreeRuns(t, out, 8, args...)
+	code, stdout, stderr := loadlabChild(t, args...)
+	if code != 0 || !strings.Contains(stderr, "loadlab experiment: resuming "+filepath.Join(out, runlog.Name)) {
+		t.Fatalf("restarted with --continue: exit %d: %s", code, stderr)
+	}
+	res, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Attempts; len(res.Runs) != 8 || len(a) != 2 || a[0].Runs < logged || a[0].Runs+a[1].Runs != 8 {
+		t.Errorf("%d runs, attempts %+v; want 8: the %d logged, then the rest", len(res.Runs), a, logged)
+	}
+	if !strings.Contains(stdout, `{"kind":"results"`) {
+		t.Errorf("the restarted task printed no results line")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(args), "--runs", "2"), "begun with other files or settings than these"},
+		{args, "holds the results of a finished experiment: nothing to resume"},
+		{[]string{"experiment", "--file", spec, "--hypotheses", hyp, "--continue"}, "--continue needs --out"},
+		{[]string{"experiment", "--resume", out, "--continue"}, "--resume cannot be given with it"},
+	} {
+		code, _, stderr := loadlabChild(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args[1:], code, stderr, c.want)
+		}
 	}
 }
 
