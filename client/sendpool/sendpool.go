@@ -223,11 +223,29 @@ func (p *Pool[C, R]) catchingUp(now time.Time, waiting int) bool {
 	return p.draining
 }
 
+// WarmLead is how long before the run's start Warm connects its senders
+// at the earliest. A server closes a connection on which no request comes
+// within its header timeout (the mock service's 5 s; 60 s is nginx's
+// default), and the first request written on a connection it closed
+// fails: senders warmed at a start far ahead (a segment's --start-at)
+// lost each generator's first request so.
+const WarmLead = time.Second
+
 // Warm starts n senders before the run and waits until they have
 // connected or start comes, whichever is first: a pool that starts empty
 // at a high rate meets its first arrivals with dials, which on a busy core
-// took milliseconds while the backlog grew.
+// took milliseconds while the backlog grew. With start more than WarmLead
+// away, it first waits until WarmLead before it.
 func (p *Pool[C, R]) Warm(ctx context.Context, n int, start time.Time) {
+	if wait := time.Until(start) - WarmLead; wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
 	ready := make(chan struct{}, n)
 	p.start(n, ready)
 	p.cpu.granted = 0

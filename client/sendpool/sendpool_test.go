@@ -66,7 +66,7 @@ func waitIdle(t *testing.T, p *Pool[conn, int], n int) {
 func TestTheMostRecentlyIdleSenderSends(t *testing.T) {
 	r := &recorder{sentOn: map[int]conn{}}
 	p := newPool(r, 10)
-	p.Warm(context.Background(), 4, time.Now().Add(5*time.Second))
+	p.Warm(context.Background(), 4, time.Now().Add(WarmLead/2))
 	waitIdle(t, p, 4)
 	for a := range 20 {
 		p.Queue(a, time.Now())
@@ -82,6 +82,40 @@ func TestTheMostRecentlyIdleSenderSends(t *testing.T) {
 	if r.opened != 4 || p.Senders() != 4 {
 		t.Errorf("%d connections opened by %d senders; want the 4 warm ones", r.opened, p.Senders())
 	}
+}
+
+// Senders warmed for a start far ahead connect no earlier than WarmLead
+// before it: a connection idle from its dial to its first request longer
+// than the server's header timeout is closed under it.
+func TestWarmConnectsShortlyBeforeTheStart(t *testing.T) {
+	var mu sync.Mutex
+	var opened []time.Time
+	p := New(Config[conn, int]{Cap: 4, Late: time.Second, Grow: time.Millisecond, MaxDials: 32,
+		Open:    func() conn { mu.Lock(); defer mu.Unlock(); opened = append(opened, time.Now()); return 0 },
+		Send:    func(conn, int) {},
+		Abandon: func(int) {},
+		Due:     func(int) time.Time { return time.Now() },
+	})
+	start := time.Now().Add(WarmLead + 500*time.Millisecond)
+	p.Warm(context.Background(), 2, start)
+	waitIdle(t, p, 2)
+	p.Close()
+	for _, at := range opened {
+		if lead := start.Sub(at); lead > WarmLead {
+			t.Errorf("a sender connected %v before the start; want at most %v", lead, WarmLead)
+		}
+	}
+	// Cancelled while it waits, it connects nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	q := New(Config[conn, int]{Cap: 4, Late: time.Second, Grow: time.Millisecond, MaxDials: 32,
+		Open:    func() conn { t.Error("a sender connected after the cancellation"); return 0 },
+		Send:    func(conn, int) {},
+		Abandon: func(int) {},
+		Due:     func(int) time.Time { return time.Now() },
+	})
+	q.Warm(ctx, 2, time.Now().Add(time.Minute))
+	q.Close()
 }
 
 // With every sender busy an arrival waits in the backlog, in order; the
