@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 // resumeFlags are the flags --resume takes beside it: where the mock
 // services are and how to reach them, what to print, and what the judging
 // accepts; the rest comes from the run log.
-var resumeFlags = []string{"resume", "continue", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "ui", "ui-keep", "json-lines", "accept-bias", "accept-uncalibrated"}
+var resumeFlags = []string{"resume", "target", "admin-token", "wait", "real-time-target", "metrics-listen", "ui", "ui-keep", "json-lines", "accept-bias", "accept-uncalibrated"}
 
 // fromLog, with --resume, reads the folder's run log and takes from it
 // the files and settings the experiment began with.
@@ -32,7 +31,7 @@ func (o *experimentOptions) fromLog() error {
 			other = append(other, "--"+name)
 		}
 	}
-	if len(other) > 0 {
+	if len(other) > 0 && !o.cont {
 		slices.Sort(other)
 		return usageErr("experiment: --resume takes the experiment's files and settings from its run log: %s cannot be given with it", strings.Join(other, ", "))
 	}
@@ -72,34 +71,19 @@ func (o *experimentOptions) continuing() error {
 	if err != nil {
 		return usageErr("experiment: --continue: %v", err)
 	}
-	inv := l.Invocation
-	if inv.File != absPath(o.file) || inv.Hypotheses != absPath(o.hypotheses) || inv.Shard != o.shard ||
-		!reflect.DeepEqual(inv.Overrides, o.overrides) || inv.AcceptBias != o.calibration.Accept ||
-		inv.AcceptUncalibrated != o.calibration.AcceptUncalibrated {
+	if !l.Invocation.Same(o.invocation()) {
 		return usageErr("experiment: --continue: %s holds %s, begun with other files or settings than these; "+
 			"loadlab experiment --resume %s finishes it, or choose another folder", o.out, l.Describe(), o.out)
 	}
-	o.resume = o.out
-	for name := range o.given {
-		if !slices.Contains(resumeFlags, name) {
-			delete(o.given, name)
-		}
-	}
-	o.given["resume"] = o.out
+	o.resume = o.out // its flags are the log's, checked just now
 	return nil
 }
 
-// absPath is p made absolute, as the run log names files ("" stays "":
-// the file built into loadlab).
-func absPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	a, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	return a
+// invocation is what this command begins an experiment with, as its run
+// log names it.
+func (o *experimentOptions) invocation() runlog.Invocation {
+	return runlog.Invocation{File: o.file, Hypotheses: o.hypotheses, Overrides: o.overrides, Shard: o.shard,
+		AcceptBias: o.calibration.Accept, AcceptUncalibrated: o.calibration.AcceptUncalibrated}.Absolute()
 }
 
 // journal is the run log the experiment keeps in its results folder: a
@@ -111,8 +95,7 @@ func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
 	if o.log != nil {
 		return runlog.Append(o.log)
 	}
-	return runlog.Create(pe.dir, runlog.Invocation{File: absPath(o.file), Hypotheses: absPath(o.hypotheses), Overrides: o.overrides, Shard: o.shard,
-		AcceptBias: o.calibration.Accept, AcceptUncalibrated: o.calibration.AcceptUncalibrated})
+	return runlog.Create(pe.dir, o.invocation())
 }
 
 // unfinished is how an experiment that stopped before its end exits, its

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
@@ -43,6 +44,22 @@ type Invocation struct {
 	AcceptBias         bool             `json:"accept_bias,omitempty"`
 	AcceptUncalibrated bool             `json:"accept_uncalibrated,omitempty"`
 }
+
+// Absolute is inv with its files' paths made absolute, as a log holds
+// them ("" stays "": a file built into loadlab).
+func (inv Invocation) Absolute() Invocation {
+	for _, p := range []*string{&inv.File, &inv.Hypotheses} {
+		if *p != "" {
+			if a, err := filepath.Abs(*p); err == nil {
+				*p = a
+			}
+		}
+	}
+	return inv
+}
+
+// Same reports whether inv names the same files and settings as other.
+func (inv Invocation) Same(other Invocation) bool { return reflect.DeepEqual(inv, other) }
 
 // line is one line of the log; Kind says which of its fields are set.
 type line struct {
