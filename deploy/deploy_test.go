@@ -5,6 +5,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -190,4 +191,27 @@ func TestContainersUnderCPULimits(t *testing.T) {
 	if c1.GOMAXPROCS != 1 || c1.PeakRecordsInFlight != 1 || c1.CPUQuota != nil {
 		t.Errorf("--cpuset-cpus=0: GOMAXPROCS %d, records in flight %d, quota %v; want 1, 1, none", c1.GOMAXPROCS, c1.PeakRecordsInFlight, c1.CPUQuota)
 	}
+}
+
+// containerOutput is what a container wrote to its standard output and,
+// apart, to its standard error. Apart: Docker splits a line longer than
+// 16 KiB (a results line) into parts, and a log of both streams can carry
+// a standard-error line between two of them.
+func containerOutput(ctx context.Context, id string) (stdout, stderr []byte, err error) {
+	var e bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", "logs", id)
+	cmd.Stderr = &e
+	stdout, err = cmd.Output()
+	if err != nil {
+		err = fmt.Errorf("docker logs: %w: %s", err, tail(e.Bytes()))
+	}
+	return stdout, e.Bytes(), err
+}
+
+// tail is the end of a container's output, for an error message.
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
 }

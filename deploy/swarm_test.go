@@ -1,0 +1,319 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+)
+
+// The small locked matrix the swarm runs: 2 strategies × 1 scenario × 8
+// runs under the task's own CPU limit, as experiments/container.yaml runs
+// under a pod's; long enough per shard for a task to be killed mid-way.
+const (
+	swarmSpec = `name: swarm
+records: 100
+runs: 8
+time_scale: 0.25
+call_timeout: 20s
+permit_timeout: 10s
+seed: 1
+strategies: [C2, C4]
+scenarios: [slow-write]
+cpus:
+  - {name: container, inherit: true}
+`
+	swarmHypotheses = `rules: paired-v2
+hypotheses:
+  - id: P1
+    claim: C4 gets no write 503s under slow writes.
+    source: test
+    metric: write_rejections
+    cell: {strategy: C4, scenario: slow-write, cpu: container}
+    op: "=="
+    threshold: 0
+  - id: P2
+    claim: C4 offers at most 6 concurrent writes.
+    source: test
+    metric: peak_concurrent_writes
+    cell: {strategy: C4, scenario: slow-write, cpu: container}
+    op: "<="
+    threshold: 6
+  - id: P3
+    claim: C2, with 32 records in flight and no write budget, offers more than 6 concurrent writes.
+    source: test
+    metric: peak_concurrent_writes
+    cell: {strategy: C2, scenario: slow-write, cpu: container}
+    op: ">"
+    threshold: 6
+`
+)
+
+// swarmCPUs is each task's CPU limit and reservation in the tests: the
+// mock and two shards reserve 1.5 of this machine's 2 CPUs.
+const swarmCPUs = "0.5"
+
+// ownSwarm makes this Docker engine a single-node swarm on loopback for
+// the test and leaves it afterwards. A swarm the test did not create is
+// never touched: the test is skipped (failed under CI, whose machine has
+// none).
+func ownSwarm(t *testing.T) {
+	t.Helper()
+	state, err := exec.Command("docker", "info", "--format", "{{.Swarm.LocalNodeState}}").Output()
+	if err != nil {
+		t.Fatalf("docker info: %v", err)
+	}
+	if s := strings.TrimSpace(string(state)); s != "inactive" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("this Docker engine is already in a swarm (%s) that the test did not create; CI needs an engine in none", s)
+		}
+		t.Skipf("this Docker engine is already in a swarm (%s): the test uses only a swarm of its own", s)
+	}
+	if out, err := exec.Command("docker", "swarm", "init", "--advertise-addr", "127.0.0.1").CombinedOutput(); err != nil {
+		t.Fatalf("docker swarm init: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("docker", "swarm", "leave", "--force").CombinedOutput(); err != nil {
+			t.Errorf("docker swarm leave: %v\n%s", err, out)
+		}
+	})
+}
+
+// swarmScript runs deploy/swarm/loadlab-swarm.sh with args, and returns
+// its standard error (its progress and loadlab merge's summary).
+func swarmScript(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"swarm/loadlab-swarm.sh"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("loadlab-swarm.sh %s: %v\n%s", args[0], err, stderr.String())
+	}
+	return stderr.String()
+}
+
+// The experiment and the load test on a real orchestrator: a single-node
+// Docker swarm the test creates, deploy/swarm/loadlab-swarm.sh running
+// the mock service as a service and each shard, or load segment, as a
+// one-task replicated job under equal CPU limits and reservations,
+// read-only root, non-root. Shard 0's task is killed after its first run:
+// the script says so, swarm restarts it, and it resumes from its run log.
+// The merge gives one machine's runs (cell, run, seed) and verdicts; the
+// merged segments one generator's schedule and outcomes.
+func TestSwarm(t *testing.T) {
+	requireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	bctx := buildContext(t)
+	image := fmt.Sprintf("loadlab-test:swarm%d", time.Now().UnixNano())
+	if out, err := exec.CommandContext(ctx, "docker", "build", "-q", "-f", filepath.Join(bctx, "Dockerfile.local"), "-t", image, bctx).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
+	ownSwarm(t)
+	loadlab := filepath.Join(bctx, "out/static/loadlab")
+	node, _ := exec.Command("docker", "info", "--format", "{{.Name}}").Output()
+	t.Run("experiment", func(t *testing.T) { swarmExperiment(ctx, t, image, loadlab, strings.TrimSpace(string(node))) })
+	t.Run("load segments", func(t *testing.T) { swarmSegments(ctx, t, image, loadlab) })
+}
+
+func swarmExperiment(ctx context.Context, t *testing.T, image, loadlab, node string) {
+	work := t.TempDir()
+	spec, hyp := filepath.Join(work, "spec.yaml"), filepath.Join(work, "h.yaml")
+	for p, content := range map[string]string{spec: swarmSpec, hyp: swarmHypotheses} {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp, err := design.LoadSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := design.Preregister(hyp, sp, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("lt%d", time.Now().UnixNano()%1e9)
+	out := filepath.Join(work, "out")
+	t.Cleanup(func() {
+		_ = exec.Command("bash", "swarm/loadlab-swarm.sh", "down", "--name", name).Run()
+		_ = exec.Command("docker", "volume", "rm", name+"-results").Run()
+	})
+	kctx, stop := context.WithCancel(ctx)
+	killed := make(chan string, 1)
+	go func() { killed <- killAfterFirstRun(kctx, t, name+"-shard-0", name+"-results") }()
+	stderr := swarmScript(ctx, t, "experiment", "--name", name, "--image", image, "--shards", "2", "--cpus", swarmCPUs, "--mock-cpus", swarmCPUs,
+		"--file", spec, "--hypotheses", hyp, "--out", out, "--timeout", "300")
+	stop()
+	task := <-killed
+	if task == "" {
+		t.Fatal("shard 0's task was not killed mid-way")
+	}
+	if !strings.Contains(stderr, name+"-shard-0: task "+task) || !strings.Contains(stderr, "non-zero exit (137)") {
+		t.Errorf("the script does not say that shard 0's task %s was killed:\n%s", task, stderr)
+	}
+	m, err := judge.ReadResults(filepath.Join(out, "merged", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(work, "whole")
+	if b, err := exec.CommandContext(ctx, loadlab, "experiment", "--file", spec, "--hypotheses", hyp, "--out", whole, "--json-lines").CombinedOutput(); err != nil {
+		t.Fatalf("the whole experiment on this machine: %v\n%s", err, b)
+	}
+	w, err := judge.ReadResults(filepath.Join(whole, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.CommandContext(ctx, loadlab, "merge", "--out", filepath.Join(work, "refused"), whole).CombinedOutput(); err == nil || !strings.Contains(string(b), "is not a shard's partial results") {
+		t.Errorf("merging the whole run as a shard: %v: %s", err, b)
+	}
+	sameRunsAndVerdicts(t, m, w)
+	for _, sh := range m.Shards {
+		env := sh.Environment
+		rt := env.Runtime
+		if rt.CPUQuota == nil || *rt.CPUQuota != 0.5 || env.Hostname != node {
+			t.Errorf("shard %d: CPU quota %s, host %q; want swarm's limit of 0.5 CPUs, on node %q", sh.Index, rt.Quota(), env.Hostname, node)
+		}
+		t.Logf("shard %d on node %s: GOMAXPROCS %d, NumCPU %d, CPU quota %s, %d runs in %d attempt(s), %.1f s", sh.Index, env.Hostname,
+			rt.GOMAXPROCS, rt.NumCPU, rt.Quota(), sh.Runs, max(1, len(sh.Attempts)), sh.Finished.Sub(sh.Started).Seconds())
+	}
+	if a := m.Shards[0].Attempts; len(a) != 2 || a[0].Runs == 0 || a[0].Runs+a[1].Runs != m.Shards[0].Runs {
+		t.Errorf("shard 0's attempts %+v; want the killed task's runs, then the rest in the restarted one", a)
+	}
+}
+
+// killAfterFirstRun kills the task of the job svc once it has logged a
+// run (in its run log, on the volume's folder on this node, or in the
+// service's log), and returns the task's id; "" if ctx ended first.
+func killAfterFirstRun(ctx context.Context, t *testing.T, svc, volume string) string {
+	mount, _ := exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
+	for ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+		runLog, _ := os.ReadFile(filepath.Join(strings.TrimSpace(string(mount)), "shard-0", "run-log.jsonl"))
+		if bytes.Count(runLog, []byte("\n")) < 2 { // the experiment, then a run
+			logs, _ := exec.Command("docker", "service", "logs", "--raw", svc).Output()
+			if !bytes.Contains(logs, []byte(`{"kind":"run"`)) {
+				if len(mount) == 0 {
+					mount, _ = exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
+				}
+				continue
+			}
+		}
+		ids, _ := exec.Command("docker", "ps", "--filter", "label=com.docker.swarm.service.name="+svc,
+			"--format", `{{.ID}} {{.Label "com.docker.swarm.task.id"}}`).Output()
+		f := strings.Fields(string(ids))
+		if len(f) < 2 {
+			continue
+		}
+		if out, err := exec.Command("docker", "kill", f[0]).CombinedOutput(); err != nil {
+			t.Errorf("docker kill %s: %v: %s", f[0], err, out)
+			return ""
+		}
+		return f[1]
+	}
+	return ""
+}
+
+// sameRunsAndVerdicts holds merged results to one machine's: the same
+// runs (cell, run, seed), all valid, and the same verdicts, all supported.
+func sameRunsAndVerdicts(t *testing.T, m, w *judge.Results) {
+	t.Helper()
+	type key struct {
+		Cell design.Cell
+		Run  int
+		Seed uint32
+	}
+	keys := func(r *judge.Results) (out []key) {
+		for _, run := range r.Runs {
+			if !run.Valid() {
+				t.Errorf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
+			}
+			out = append(out, key{run.Cell, run.Run, run.Seed})
+		}
+		return out
+	}
+	if a, b := keys(m), keys(w); !slices.Equal(a, b) {
+		t.Errorf("merged runs %v; one machine's %v", a, b)
+	}
+	if len(m.Verdicts) != 3 || len(w.Verdicts) != 3 {
+		t.Fatalf("%d merged verdicts, %d one machine's", len(m.Verdicts), len(w.Verdicts))
+	}
+	for i, v := range m.Verdicts {
+		if v.ID != w.Verdicts[i].ID || v.Verdict != w.Verdicts[i].Verdict || v.Verdict != judge.Supported {
+			t.Errorf("%s: merged %s, one machine %s", v.ID, v.Verdict, w.Verdicts[i].Verdict)
+		}
+		t.Logf("%s %s: %s", v.ID, v.Verdict, v.Claim)
+	}
+}
+
+func swarmSegments(ctx context.Context, t *testing.T, image, loadlab string) {
+	work := t.TempDir()
+	name := fmt.Sprintf("ls%d", time.Now().UnixNano()%1e9)
+	out := filepath.Join(work, "out")
+	t.Cleanup(func() { _ = exec.Command("bash", "swarm/loadlab-swarm.sh", "down", "--name", name).Run() })
+	swarmScript(ctx, t, "load", "--name", name, "--image", image, "--shards", "2", "--cpus", swarmCPUs, "--mock-cpus", swarmCPUs,
+		"--time-scale", "0.25", "--start-in", "10", "--out", out, "--timeout", "300", "--", "--duration", "20")
+	read := func(path string) loadgen.Result {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r loadgen.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return r
+	}
+	m := read(filepath.Join(out, "merged.json"))
+	one := filepath.Join(work, "one.json")
+	url := startMockService(t, filepath.Join(filepath.Dir(loadlab), "mockservice"), "--time-scale=0.25", "--admin-token=t")
+	b, err := exec.CommandContext(ctx, loadlab, "load", "--target", url+"/enrich", "--admin-token", "t", "--time-scale", "0.25",
+		"--duration", "20", "--json").Output()
+	if err != nil {
+		t.Fatalf("one generator on this machine: %v", err)
+	}
+	if err := os.WriteFile(one, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := read(one)
+	if m.MergedSegments != 2 || m.Scheduled != w.Scheduled || m.Requests+m.Dropped+m.Behind != m.Scheduled || !m.ServerJoined ||
+		m.OnTime != w.OnTime || m.Rejected != w.Rejected || m.TransportErrors != 0 {
+		t.Errorf("merged segments: %d merged, %d scheduled, %d requests + %d dropped + %d behind, joined %v, %d on time, %d rejected, %d transport errors; "+
+			"one generator: %d scheduled, %d on time, %d rejected", m.MergedSegments, m.Scheduled, m.Requests, m.Dropped, m.Behind, m.ServerJoined,
+			m.OnTime, m.Rejected, m.TransportErrors, w.Scheduled, w.OnTime, w.Rejected)
+	}
+	t.Logf("2 segments on the swarm: %d scheduled, %d on time, %d rejected; one generator: %d, %d, %d", m.Scheduled, m.OnTime, m.Rejected,
+		w.Scheduled, w.OnTime, w.Rejected)
+}
+
+// startMockService starts the mock service binary bin on loopback with
+// args, and returns its URL.
+func startMockService(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--listen=127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	f := strings.Fields(strings.TrimPrefix(line, "mockservice listening on "))
+	if err != nil || len(f) == 0 {
+		t.Fatalf("mock service: %v: %q", err, line)
+	}
+	return f[0]
+}
