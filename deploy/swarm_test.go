@@ -317,3 +317,29 @@ func startMockService(t *testing.T, bin string, args ...string) string {
 	}
 	return f[0]
 }
+
+// Bad input exits 2 with one line naming it, before the script asks
+// Docker anything.
+func TestSwarmScriptBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"experiment", "--shards", "0"}, "--shards 0: a whole number in [1, 64]"},
+		{[]string{"experiment", "--name", "Bad_Name"}, "--name Bad_Name: lower-case letters"},
+		{[]string{"experiment", "--cpus", "-1"}, `"-1" is not a positive number`},
+		{[]string{"experiment", "--file", "spec.yaml"}, "--file and --hypotheses go together"},
+		{[]string{"experiment", "--file", "nope.yaml", "--hypotheses", "nope-h.yaml"}, "cannot read nope.yaml"},
+		{[]string{"load", "--wat"}, "unknown option --wat"},
+	} {
+		cmd := exec.Command("bash", append([]string{"swarm/loadlab-swarm.sh"}, c.args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		msg := strings.TrimSpace(stderr.String())
+		if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%v: %v, %q; want exit 2 and one line with %q", c.args, err, msg, c.want)
+		}
+	}
+}

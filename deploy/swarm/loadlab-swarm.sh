@@ -99,6 +99,15 @@ for v in "$cpus" "$mock_cpus" "$scale"; do
 	[[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "\"$v\" is not a positive number (--cpus, --mock-cpus, --time-scale)"
 done
 
+if [ "$cmd" = experiment ]; then
+	{ [ -n "$file" ] && [ -n "$hyp" ]; } || { [ -z "$file" ] && [ -z "$hyp" ]; } ||
+		die "--file and --hypotheses go together: an experiment file's hypotheses are locked to it"
+	if [ -n "$hyp" ]; then
+		for f in "$file" "$hyp" "${hyp%.*}.lock"; do
+			[ -r "$f" ] || die "cannot read $f (the lock is made by loadlab preregister)"
+		done
+	fi
+fi
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info)"
 [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" = active ] ||
 	die "this Docker engine is in no swarm: docker swarm init --advertise-addr ADDR (or join one)"
@@ -178,7 +187,6 @@ say "mock service $mock: $instances instance(s) at time scale $scale, $mock_cpus
 # change) and echoes its --config flag for target.
 config() {
 	local kind="$1" path="$2" target="$3" id
-	[ -r "$path" ] || die "--$kind: cannot read $path"
 	id="$name-$kind-$(sha256sum "$path" | cut -c1-12)"
 	docker config inspect "$id" >/dev/null 2>&1 || docker config create "$id" "$path" >/dev/null
 	echo "--config source=$id,target=$target,mode=0444"
