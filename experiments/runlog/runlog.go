@@ -108,17 +108,24 @@ func (w *Writer) Begin(res *judge.Results) error {
 		if err := os.MkdirAll(w.dir, 0o755); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(w.Path(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		// The first line goes into a file of another name, renamed into
+		// place once written: a kill in between leaves no log rather than
+		// one that names no experiment, which no resume could take.
+		tmp := w.Path() + ".new"
+		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {
 			return err
 		}
 		w.f = f
-		if err := syncDir(w.dir); err != nil {
-			return err
-		}
 		begun := *res
 		inv := w.inv
-		return w.write(line{Kind: kindBegin, Format: Format, Invocation: &inv, Results: &begun})
+		if err := w.write(line{Kind: kindBegin, Format: Format, Invocation: &inv, Results: &begun}); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, w.Path()); err != nil {
+			return err
+		}
+		return syncDir(w.dir)
 	}
 	f, err := os.OpenFile(w.Path(), os.O_WRONLY, 0o644)
 	if err != nil {
