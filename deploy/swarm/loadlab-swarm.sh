@@ -17,7 +17,7 @@ Runs on a Docker Swarm (this node a manager: docker swarm init, or join):
               one-task replicated jobs NAME-shard-I, I = 0..N-1, running
               loadlab experiment --shard I/N --json-lines --continue against
               instance I; each writes its results folder to the volume
-              NAME-results on its node (/results/shard-I) and its JSON lines to
+              NAME-results on its node (/results/RUN/shard-I) and its JSON lines to
               the service log. Swarm restarts a killed shard (on failure, up to
               --restarts times) and --continue resumes it from its run log on
               that node's volume. Then loadlab merge of the N logs.
@@ -42,7 +42,7 @@ Options:
   --hypotheses FILE  its preregistered hypotheses; the lock beside it goes too
                      (default the image's /experiments/container-hypotheses-v4.yaml)
   --constraint C     placement constraint of the shards (e.g. node.labels.loadlab==client)
-  --restarts K       restarts of a failed shard (default 3; segments are never restarted)
+  --restarts K       restarts of a failed shard (default 3; 0: none; segments are never restarted)
   --start-in SEC     load: seconds from now to the segments' common start (default 30)
   --timeout SEC      give up waiting for the jobs after SEC seconds (default 3600)
   --out DIR          where the logs and the merge go (default results/swarm-NAME-DATE)
@@ -96,14 +96,19 @@ extra=("$@")
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout $timeout: whole seconds"
 [[ "$start_in" =~ ^[1-9][0-9]*$ ]] || die "--start-in $start_in: whole seconds"
 for v in "$cpus" "$mock_cpus" "$scale"; do
-	[[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "\"$v\" is not a positive number (--cpus, --mock-cpus, --time-scale)"
+	[[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] && ! [[ "$v" =~ ^[0.]+$ ]] ||
+		die "\"$v\" is not a positive number (--cpus, --mock-cpus, --time-scale)"
 done
 
 if [ "$cmd" = experiment ]; then
 	{ [ -n "$file" ] && [ -n "$hyp" ]; } || { [ -z "$file" ] && [ -z "$hyp" ]; } ||
 		die "--file and --hypotheses go together: an experiment file's hypotheses are locked to it"
 	if [ -n "$hyp" ]; then
-		for f in "$file" "$hyp" "${hyp%.*}.lock"; do
+		# The lock beside the hypotheses, named as loadlab names it: the
+		# file's name without its extension, .lock.
+		lock="$hyp.lock"
+		[[ "${hyp##*/}" != *.* ]] || lock="${hyp%.*}.lock"
+		for f in "$file" "$hyp" "$lock"; do
 			[ -r "$f" ] || die "cannot read $f (the lock is made by loadlab preregister)"
 		done
 	fi
@@ -149,7 +154,8 @@ fi
 
 [ -z "$(objects)" ] || die "services of $name already exist ($(objects | tr '\n' ' ')): deploy/swarm/loadlab-swarm.sh down --name $name, or another --name"
 docker image inspect "$image" >/dev/null 2>&1 || die "no image $image on this node (make image builds loadlab:local)"
-out="${out:-results/swarm-$name-$(date +%Y%m%d-%H%M%S)}"
+run="$(date -u +%Y%m%dT%H%M%SZ)"
+out="${out:-results/swarm-$name-$run}"
 mkdir -p "$out" || die "--out $out cannot be made"
 [ -w "$out" ] || die "--out $out is not writable"
 out="$(cd "$out" && pwd)"
@@ -165,6 +171,10 @@ limits() {
 # segments share one schedule and one target.
 instances="$shards"
 [ "$cmd" = experiment ] || instances=1
+# From here on, an abort (a failed command, Ctrl-C) removes what was made.
+cleaned=0
+trap '[ "$cleaned" = 1 ] || [ "$keep" = 1 ] || down' EXIT
+trap 'exit 130' INT TERM
 docker network create --driver overlay --attachable "$net" >/dev/null
 # shellcheck disable=SC2046
 docker service create --detach --quiet --no-resolve-image --name "$mock" $(limits "$mock_cpus") --endpoint-mode dnsrr \
@@ -178,7 +188,6 @@ for _ in $(seq 1 120); do
 done
 docker service ps "$mock" --format '{{.CurrentState}}' | grep -q '^Running ' || {
 	say "the mock service $mock is not running after 120 s: $(docker service ps "$mock" --no-trunc --format '{{.CurrentState}} {{.Error}}' | head -1)"
-	[ "$keep" = 1 ] || down
 	exit 1
 }
 say "mock service $mock: $instances instance(s) at time scale $scale, $mock_cpus CPU"
@@ -188,7 +197,7 @@ say "mock service $mock: $instances instance(s) at time scale $scale, $mock_cpus
 config() {
 	local kind="$1" path="$2" target="$3" id
 	id="$name-$kind-$(sha256sum "$path" | cut -c1-12)"
-	docker config inspect "$id" >/dev/null 2>&1 || docker config create "$id" "$path" >/dev/null
+	docker config inspect "$id" >/dev/null 2>&1 || docker config create "$id" "$path" >/dev/null || return 1
 	echo "--config source=$id,target=$target,mode=0444"
 }
 
@@ -209,22 +218,27 @@ if [ "$cmd" = experiment ]; then
 	cfg=()
 	spec=/experiments/container.yaml hyps=/experiments/container-hypotheses-v4.yaml
 	if [ -n "$file" ]; then
-		read -ra f <<<"$(config spec "$file" /work/spec.yaml)"; cfg+=("${f[@]}"); spec=/work/spec.yaml
+		c="$(config spec "$file" /work/spec.yaml)" || exit 1
+		read -ra f <<<"$c"; cfg+=("${f[@]}"); spec=/work/spec.yaml
 	fi
 	if [ -n "$hyp" ]; then
-		lock="${hyp%.*}.lock"
-		read -ra f <<<"$(config hyp "$hyp" /work/hypotheses.yaml)"; cfg+=("${f[@]}")
-		read -ra f <<<"$(config lock "$lock" /work/hypotheses.lock)"; cfg+=("${f[@]}"); hyps=/work/hypotheses.yaml
+		c="$(config hyp "$hyp" /work/hypotheses.yaml)" || exit 1
+		read -ra f <<<"$c"; cfg+=("${f[@]}")
+		c="$(config lock "$lock" /work/hypotheses.lock)" || exit 1
+		read -ra f <<<"$c"; cfg+=("${f[@]}"); hyps=/work/hypotheses.yaml
 	fi
 	place=()
 	[ -z "$constraint" ] || place=(--constraint "$constraint")
+	# --restart-max-attempts 0 is no limit to swarm: none is no restart.
+	restart=(--restart-condition none)
+	[ "$restarts" = 0 ] || restart=(--restart-condition on-failure --restart-max-attempts "$restarts" --restart-delay 1s)
 	for i in $(seq 0 $((shards - 1))); do
 		start_job "$name-shard-$i" "${cfg[@]}" "${place[@]}" \
 			--mount "type=volume,src=$name-results,dst=/results" \
-			--restart-condition on-failure --restart-max-attempts "$restarts" --restart-delay 1s -- \
+			"${restart[@]}" -- \
 			experiment --file="$spec" --hypotheses="$hyps" --target="http://$mock:8080/i/$i" \
 			--admin-token="$token" --wait=120s --time-scale="$scale" --shard="$i/$shards" \
-			--out="/results/shard-$i" --continue --json-lines "${extra[@]}"
+			--out="/results/$run/shard-$i" --continue --json-lines "${extra[@]}"
 	done
 	say "$shards shards: ${jobs[*]} ($cpus CPU each)"
 else
@@ -237,10 +251,11 @@ else
 	say "$shards segments starting at $start_at: ${jobs[*]} ($cpus CPU each)"
 fi
 
-# Wait for every job: done when a task completed; failed for good when,
-# for 15 s, none has completed, runs or waits to (a restart takes the
-# restart delay and a scheduling round). Each failure is said when seen.
-deadline=$(($(date +%s) + timeout))
+# Wait for every job to end: a task completed, or for 15 s none has run
+# or waited to (its restarts spent: a restart takes the delay and a
+# scheduling round). Each failure is said when seen, and why a task
+# waits once it has waited 30 s (Pending: no node can reserve its CPU).
+deadline=$(($(date +%s) + timeout)) begun=$(date +%s)
 declare -A seen=()
 status=0
 active='^(New|Pending|Assigned|Accepted|Preparing|Ready|Starting|Running) '
@@ -252,6 +267,9 @@ for svc in "${jobs[@]}"; do
 			if [[ "$state" =~ ^(Failed|Rejected) ]] && [ -z "${seen[$id]:-}" ]; then
 				seen[$id]=1
 				say "$svc: task $id on $node failed: $err"
+			elif [[ "$state" =~ ^Pending ]] && [ -n "$err" ] && [ -z "${seen[p$id]:-}" ] && [ $(($(date +%s) - begun)) -ge 30 ]; then
+				seen[p$id]=1
+				say "$svc: task $id waits: $err"
 			fi
 		done <<<"$tasks"
 		if grep -q '^Complete ' <<<"$tasks"; then
@@ -259,8 +277,6 @@ for svc in "${jobs[@]}"; do
 		elif grep -qE "$active" <<<"$tasks"; then
 			idle=0
 		elif [ $((idle += 1)) -ge 15 ]; then
-			say "$svc failed for good (docker service ps --no-trunc $svc)"
-			status=1
 			break
 		fi
 		if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -273,14 +289,28 @@ for svc in "${jobs[@]}"; do
 done
 
 # Collect: each job's standard output alone (its JSON lines; standard
-# error, the progress, apart), every attempt's, in the order written.
+# error, the progress, apart), every attempt's, in the order written. A
+# job whose output holds its results is merged even when its task exited
+# non-zero: loadlab exits 1 with results written (runs not valid, verdicts
+# provisional, requests that failed), and swarm cannot tell that from a
+# crash — it restarts such a shard, which finds its results finished and
+# exits 2.
 logs=()
+results='^\{"kind":"results",'
+[ "$cmd" = load ] && results='^\{$'
 for svc in "${jobs[@]}"; do
 	docker service logs --raw "$svc" >"$out/$svc.log" 2>"$out/$svc.stderr.log" || true
 	docker service ps "$svc" --no-trunc --format '{{.Name}} {{.Node}} {{.CurrentState}} {{.Error}}' >"$out/$svc.tasks" || true
 	logs+=("/data/$svc.log")
+	if ! grep -qE "$results" "$out/$svc.log"; then
+		say "$svc ended without results (docker service ps --no-trunc $svc; its standard error: $out/$svc.stderr.log)"
+		status=1
+	elif ! grep -q ' Complete ' "$out/$svc.tasks"; then
+		say "$svc printed its results and exited non-zero (see $out/$svc.stderr.log)"
+	fi
 done
 [ "$keep" = 1 ] || down
+cleaned=1
 if [ "$status" != 0 ]; then
 	say "the logs are in $out; nothing merged"
 	exit "$status"
