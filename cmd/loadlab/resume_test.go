@@ -133,7 +133,8 @@ func killAfterThreeRuns(t *testing.T, out string, runs int, args ...string) int 
 // starts one where it holds none); given other settings, or finished,
 // it refuses with exit 2, as it does without --out or beside --resume.
 func TestContinueResumesARestartedTask(t *testing.T) {
-	t.Parallel() // child processes: the test counts runs, not their speed
+	// Not parallel: its three experiments' CPU would crowd the package's
+	// parallel tests that drive a browser.
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 4)
 	out := filepath.Join(dir, "task")
