@@ -167,6 +167,9 @@ func startChild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *locked
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A test that fails before it stops its child (one kept by --ui-keep
+	// waits for Ctrl-C) must not leave it running.
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	return cmd, out, errb
 }
 
