@@ -229,18 +229,10 @@ func swarmExperiment(ctx context.Context, t *testing.T, image, loadlab, node str
 // run (in its run log, on the volume's folder on this node, or in the
 // service's log), and returns the task's id; "" if ctx ended first.
 func killAfterFirstRun(ctx context.Context, t *testing.T, svc, volume string) string {
-	mount, _ := exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
 	for ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
-		runLog, _ := os.ReadFile(filepath.Join(strings.TrimSpace(string(mount)), "shard-0", "run-log.jsonl"))
-		if bytes.Count(runLog, []byte("\n")) < 2 { // the experiment, then a run
-			logs, _ := exec.Command("docker", "service", "logs", "--raw", svc).Output()
-			if !bytes.Contains(logs, []byte(`{"kind":"run"`)) {
-				if len(mount) == 0 {
-					mount, _ = exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
-				}
-				continue
-			}
+		if !loggedARun(svc, volume) {
+			continue
 		}
 		ids, _ := exec.Command("docker", "ps", "--filter", "label=com.docker.swarm.service.name="+svc,
 			"--format", `{{.ID}} {{.Label "com.docker.swarm.task.id"}}`).Output()
@@ -255,6 +247,23 @@ func killAfterFirstRun(ctx context.Context, t *testing.T, svc, volume string) st
 		return f[1]
 	}
 	return ""
+}
+
+// loggedARun says whether the shard of the job svc has logged a run: in
+// its run log (the experiment's line, then a run's) in the volume's
+// folder on this node (/results/RUN/shard-0), or in the service's log.
+func loggedARun(svc, volume string) bool {
+	mount, _ := exec.Command("docker", "volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
+	if m := strings.TrimSpace(string(mount)); m != "" {
+		logs, _ := filepath.Glob(filepath.Join(m, "*", "shard-0", "run-log.jsonl"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); bytes.Count(b, []byte("\n")) >= 2 {
+				return true
+			}
+		}
+	}
+	logs, _ := exec.Command("docker", "service", "logs", "--raw", svc).Output()
+	return bytes.Contains(logs, []byte(`{"kind":"run"`))
 }
 
 // sameRunsAndVerdicts holds merged results to one machine's: the same

@@ -64,10 +64,10 @@ func (o *experimentOptions) continuing() error {
 	case o.out == "":
 		return usageErr("experiment: --continue needs --out: the folder where a restarted task finds its run log")
 	}
-	if _, err := os.Stat(filepath.Join(o.out, runlog.Name)); errors.Is(err, os.ErrNotExist) {
+	l, err := runlog.Read(o.out)
+	if errors.Is(err, runlog.ErrNoLog) {
 		return nil
 	}
-	l, err := runlog.Read(o.out)
 	if err != nil {
 		return usageErr("experiment: --continue: %v", err)
 	}
