@@ -67,12 +67,14 @@ lint:
 	$(GO) test -count=1 -run 'TestNoDevelopmentProcessWords' .
 
 # Packages whose tests use neither real time as their subject nor child
-# processes run two at a time; every other package (real-time tests,
-# container builds, child runs) one at a time, so they do not compete for
-# this machine's two cores. A new package joins the second group unless
-# listed here ("." is the module's root: the layout and size tests).
-# Within a package, tests marked parallel (light, mostly waiting, or
-# checking counts rather than speed: the silent-target exits, Prometheus
+# processes run two at a time (go test -p 2); meanwhile the test binaries
+# of every other package are built, two at a time, and then each runs
+# alone (-parallel 4 within it), so that real-time tests, container builds
+# and child runs do not compete for this machine's two cores with another
+# package or a build (deploy/run-tests.sh). A new package joins the second
+# group unless listed here ("." is the module's root: the layout and size
+# tests). Within a package, tests marked parallel (light, mostly waiting,
+# or checking counts rather than speed: the silent-target exits, Prometheus
 # scraping, the experiment runner's status checks) run up to four at a
 # time. Every package two at a time took 3 min instead of 5 but failed
 # timing checks on a fresh clone (a C5 limit, a model comparison, a
@@ -80,16 +82,13 @@ lint:
 PARALLEL_PKGS := . budgets client/cpulimit client/sendpool client/split client/transport \
 	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
 	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/yamlfile
-MODULE        := github.com/loadlab/loadlab
-PARALLEL_IMPORTS := $(patsubst %/.,%,$(addprefix $(MODULE)/,$(PARALLEL_PKGS)))
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a
 # goroutine that is ending.
 export GORACE ?= atexit_sleep_ms=100
 
 test: lint
-	$(GO) test -race -vet=off -count=1 -p 2 -timeout 14m $(addprefix ./,$(PARALLEL_PKGS))
-	$(GO) test -race -vet=off -count=1 -p 1 -parallel 4 -timeout 14m $$($(GO) list ./... | grep -vxF $(addprefix -e ,$(PARALLEL_IMPORTS)))
+	GO="$(GO)" GOTEST_TIMEOUT=14m bash deploy/run-tests.sh $(PARALLEL_PKGS)
 
 # The figures of the mock service's and the client's reliability sections
 # (mockservice/README.md, client/README.md): a minute of load each,

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# run-tests.sh — make test's tests, in two groups (see the Makefile's test
+# target for which package is in which, and why).
+#
+#   bash deploy/run-tests.sh PKG...   (the packages that run two at a time,
+#                                      as folders: . budgets client/split …)
+#
+# 1. The packages named run with `go test -p 2`; meanwhile the test
+#    binaries of every other package are built, two at a time (go test
+#    -c): those packages' tests are not about time, so builds beside them
+#    change nothing they check.
+# 2. Then every other package's binary runs alone, from its package's
+#    folder as go test runs it, with -test.parallel 4: their tests take
+#    real time as their subject, start child processes or containers, and
+#    must not share this machine's cores with another package or a build.
+#    `go test -p 1` would link each binary just before running it, one
+#    after another (about 35 s of make test on a two-core machine).
+#
+# Each package's outcome is printed as go test prints it (ok, FAIL, or no
+# test files, with the seconds its tests took); a failing package's output
+# is printed in full. Exit status 1 if any package failed or did not build.
+# GO (default go), GOTEST_TIMEOUT (default 14m) in the environment.
+set -uo pipefail
+
+case "${1:-}" in
+-h | --help) sed -n '2,/^set -uo pipefail$/{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+-*) echo "run-tests: unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
+GO="${GO:-go}"
+timeout="${GOTEST_TIMEOUT:-14m}"
+module="$($GO list -m)"
+
+parallel=()
+for p in "$@"; do
+	[ "$p" = . ] && parallel+=("$module") || parallel+=("$module/${p#./}")
+done
+mapfile -t serial < <($GO list ./... | grep -vxF "${parallel[@]/#/-e}")
+
+bins="$(mktemp -d)"
+builder=""
+trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null; rm -rf "$bins"' EXIT
+trap 'exit 130' INT TERM
+
+# build PKG: its race-enabled test binary as $bins/<path with _>.test, or
+# none when it has no test files; the build's output in .log beside it.
+build() {
+	local pkg="$1" name
+	name="$(echo "${pkg#"$module"}" | tr / _)"
+	$GO test -race -vet=off -c -o "$bins/x$name.test" "$pkg" >"$bins/x$name.log" 2>&1 || echo failed >"$bins/x$name.failed"
+}
+export -f build
+export GO bins module
+printf '%s\n' "${serial[@]}" | xargs -P 2 -I{} bash -c 'build {}' &
+builder=$!
+
+status=0
+$GO test -race -vet=off -count=1 -p 2 -timeout "$timeout" "${parallel[@]}" || status=1
+wait "$builder"
+builder=""
+
+for pkg in "${serial[@]}"; do
+	name="$(echo "${pkg#"$module"}" | tr / _)"
+	bin="$bins/x$name.test"
+	if [ -e "$bins/x$name.failed" ]; then
+		cat "$bins/x$name.log"
+		printf 'FAIL\t%s [build failed]\n' "$pkg"
+		status=1
+		continue
+	elif [ ! -e "$bin" ]; then
+		printf '?   \t%s\t[no test files]\n' "$pkg"
+		continue
+	fi
+	dir="$($GO list -f '{{.Dir}}' "$pkg")"
+	begun=$(date +%s%N)
+	(cd "$dir" && "$bin" -test.count=1 -test.timeout="$timeout" -test.parallel=4 -test.paniconexit0) >"$bin.out" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - begun) / 1000000))
+	took="$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+	# A passing package's output is not shown, as go test shows none.
+	if [ $rc -eq 0 ]; then
+		printf 'ok  \t%s\t%ss\n' "$pkg" "$took"
+	else
+		cat "$bin.out"
+		printf 'FAIL\t%s\t%ss\n' "$pkg" "$took"
+		status=1
+	fi
+done
+exit $status
