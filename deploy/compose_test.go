@@ -43,6 +43,7 @@ func freePort(t *testing.T) int {
 // at a fast time scale and a small matrix, then taken down with volumes and
 // orphans. The image is built as make up builds it, with no pull.
 func TestComposeSmoke(t *testing.T) {
+	t.Parallel() // beside the other container tests: it checks states and limits, not speed
 	requireDocker(t)
 	compose := composeCommand(t)
 	root, err := filepath.Abs("..")

@@ -101,7 +101,7 @@ type runResult struct {
 // on a fresh network, and client containers under --cpus=1 and under one
 // cpuset CPU.
 func TestContainersUnderCPULimits(t *testing.T) {
-	t.Parallel() // beside the Prometheus test, which mostly waits for scrapes
+	t.Parallel() // beside the other container tests: it checks limits and counts, not speed
 	requireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

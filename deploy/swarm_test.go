@@ -139,6 +139,7 @@ func swarmScript(ctx context.Context, t *testing.T, args ...string) string {
 // The merge gives one machine's runs (cell, run, seed) and verdicts; the
 // merged segments one generator's schedule and outcomes.
 func TestSwarm(t *testing.T) {
+	t.Parallel() // beside the other container tests: its runs are compared by counts and verdicts, not speed
 	requireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
