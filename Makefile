@@ -117,5 +117,13 @@ bench-peers:
 bench-mock:
 	GO="$(GO)" bash deploy/bench-mock.sh
 
+# The open generator, wrk, the record client and the mock service, each on
+# one core against what it drives on the other, in one session of
+# interleaved rounds, with medians; about 13 minutes. See
+# deploy/bench-limit.sh --help.
+.PHONY: bench-limit
+bench-limit:
+	GO="$(GO)" bash deploy/bench-limit.sh
+
 clean:
 	rm -rf $(BIN) out
