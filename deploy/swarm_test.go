@@ -139,7 +139,9 @@ func swarmScript(ctx context.Context, t *testing.T, args ...string) string {
 // The merge gives one machine's runs (cell, run, seed) and verdicts; the
 // merged segments one generator's schedule and outcomes.
 func TestSwarm(t *testing.T) {
-	t.Parallel() // beside the other container tests: its runs are compared by counts and verdicts, not speed
+	// Not beside the other container tests: its load segments, under half
+	// a CPU each, fell 6 of 100 arrivals behind once when the machine was
+	// loaded (the one generator beside them none).
 	requireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
