@@ -73,7 +73,7 @@ for pkg in "${serial[@]}"; do
 		printf '?   \t%s\t[no test files]\n' "$pkg"
 		continue
 	fi
-	dir="$($GO list -f '{{.Dir}}' "$pkg")"
+	dir=".${pkg#"$module"}" # the package's folder, from the module's root (cd'd to above)
 	begun=$(date +%s%N)
 	(cd "$dir" && "$bin" -test.count=1 -test.timeout="$timeout" -test.parallel=4 -test.paniconexit0) >"$bin.out" 2>&1
 	rc=$?
