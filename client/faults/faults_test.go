@@ -52,7 +52,17 @@ func TestEachFaultChangesWhatTheClientMeasures(t *testing.T) {
 		t.Fatalf("through proxies without faults: %+v", base)
 	}
 	slow := run(t, m, n, faults.Fault{Dependency: api.Records, Kind: faults.Latency, Latency: 40 * time.Millisecond})
-	if added := slow.DurationSeconds - base.DurationSeconds; slow.Complete != n || added < n*0.040*0.9 {
+	// A stall of the machine only adds time, and a stalled run without
+	// faults hides what the fault added (0.288 s once, on a VM whose host
+	// took its CPU): the run without faults is the fastest of up to three.
+	added := slow.DurationSeconds - base.DurationSeconds
+	for again := 0; again < 2 && added < n*0.040*0.9; again++ {
+		if b := run(t, m, n); b.Complete == n && b.DurationSeconds < base.DurationSeconds {
+			base = b
+			added = slow.DurationSeconds - base.DurationSeconds
+		}
+	}
+	if slow.Complete != n || added < n*0.040*0.9 {
 		t.Errorf("40 ms on each write added %.3f s over %d records (%d complete), want ≥ %.3f", added, n, slow.Complete, n*0.040*0.9)
 	}
 	reset := run(t, m, n, faults.Fault{Dependency: api.Enrichment, Kind: faults.Reset})
