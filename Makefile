@@ -71,14 +71,17 @@ lint:
 # of every other package are built, two at a time, and then each runs
 # alone (-parallel 4 within it), so that real-time tests, container builds
 # and child runs do not compete for this machine's two cores with another
-# package or a build (deploy/run-tests.sh). A new package joins the second
-# group unless listed here ("." is the module's root: the layout and size
-# tests). Within a package, tests marked parallel (light, mostly waiting,
-# or checking counts rather than speed: the silent-target exits, Prometheus
-# scraping, the experiment runner's status checks) run up to four at a
-# time. Every package two at a time took 3 min instead of 5 but failed
-# timing checks on a fresh clone (a C5 limit, a model comparison, a
-# contamination window); three at a time, more.
+# package or a build (deploy/run-tests.sh; a package of the second group
+# that fails while the virtual machine's host takes at least 5% of the CPU
+# runs its failed tests once more, alone, both outputs printed: its --help
+# says how). A new package joins the second group unless listed here
+# ("." is the module's root: the layout and size tests). Within a
+# package, tests marked parallel (light, mostly waiting, or checking counts
+# rather than speed: the silent-target exits, Prometheus scraping, the
+# experiment runner's status checks) run up to four at a time. Every
+# package two at a time took 3 min instead of 5 but failed timing checks
+# on a fresh clone (a C5 limit, a model comparison, a contamination
+# window); three at a time, more.
 PARALLEL_PKGS := . budgets client/cpulimit client/sendpool client/split client/transport \
 	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
 	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/yamlfile
