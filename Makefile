@@ -72,9 +72,9 @@ lint:
 # alone (-parallel 4 within it), so that real-time tests, container builds
 # and child runs do not compete for this machine's two cores with another
 # package or a build (deploy/run-tests.sh; a package of the second group
-# that fails while the virtual machine's host takes at least 5% of the CPU
-# runs its failed tests once more, alone, both outputs printed: its --help
-# says how). A new package joins the second group unless listed here
+# that fails after the virtual machine's host took at least 10% of the CPU
+# over some 5 seconds runs its failed tests once more, alone, both outputs
+# printed: its --help says how). A new package joins the second group unless listed here
 # ("." is the module's root: the layout and size tests). Within a
 # package, tests marked parallel (light, mostly waiting, or checking counts
 # rather than speed: the silent-target exits, Prometheus scraping, the
