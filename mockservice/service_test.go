@@ -423,8 +423,29 @@ func TestScrapeMatchesStats(t *testing.T) {
 // Back-to-back service on one worker does not accumulate timer slack: by
 // the server's own log, the twentieth queued request finishes twenty
 // planned service times after the first started, give or take one timer's
-// slack.
+// slack. A stall of the machine delays the worker as it would a real
+// server's (80 ms once, with the test binary stopped for 80 ms every
+// 1.2 s): the 20 are sent again, to a new service, up to three times, and
+// the test fails when none of the three is within 5 ms; slack that
+// accumulates fails all three.
 func TestBusyWorkerDoesNotDrift(t *testing.T) {
+	var drifts []time.Duration
+	for attempt := 1; attempt <= 3; attempt++ {
+		drift := backToBackDrift(t)
+		t.Logf("attempt %d: drift %v", attempt, drift)
+		if drift >= 0 && drift <= 5*time.Millisecond {
+			return
+		}
+		drifts = append(drifts, drift)
+	}
+	t.Errorf("20 × 10 ms back to back: %v beyond 200 ms in 3 attempts, want under 5 ms", drifts)
+}
+
+// backToBackDrift queues 20 writes at once on a new service with one
+// worker and a 10 ms service time, and returns how much longer than 200 ms
+// the first start to the last finish took, by the server's log.
+func backToBackDrift(t *testing.T) time.Duration {
+	t.Helper()
 	url, _ := startService(t, oneWorker(10*time.Millisecond, false))
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -451,10 +472,7 @@ func TestBusyWorkerDoesNotDrift(t *testing.T) {
 			last = *e.Finished
 		}
 	}
-	if drift := last.Sub(first) - 200*time.Millisecond; drift < 0 || drift > 5*time.Millisecond {
-		t.Errorf("20 × 10 ms back to back: %v beyond 200 ms, want under 5 ms", drift)
-	}
-	t.Logf("drift %v", last.Sub(first)-200*time.Millisecond)
+	return last.Sub(first) - 200*time.Millisecond
 }
 
 func TestRequestLog(t *testing.T) {

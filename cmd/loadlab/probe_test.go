@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -76,7 +77,8 @@ func TestProbeJSONAndFiles(t *testing.T) {
 	}
 	// POST by default with a body; 13 concurrent writes draw a 503.
 	if res.Plan.Method != http.MethodPost || res.RejectionsBeginAt == nil || *res.RejectionsBeginAt != 13 || res.ServiceTime == nil || res.Knee == nil || *res.Knee != 6 {
-		t.Errorf("method %q, rejections begin at %v, service time %v, knee %v", res.Plan.Method, res.RejectionsBeginAt, res.ServiceTime, res.Knee)
+		t.Errorf("method %q, rejections begin at %s, service time %s, knee %s; want POST, 13, a time, 6\n%s", res.Plan.Method,
+			orNone(res.RejectionsBeginAt), orNone(res.ServiceTime), orNone(res.Knee), errb.String())
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "probe.json"))
 	if err != nil || !bytes.Equal(written, out.Bytes()) {
@@ -216,4 +218,13 @@ func TestProbeInterruptedIsPartial(t *testing.T) {
 	if !slices.ContainsFunc(strings.Split(errb, "\n"), func(l string) bool { return strings.HasPrefix(l, "loadlab: interrupted") }) {
 		t.Errorf("stderr %q lacks the one-line interruption", errb)
 	}
+}
+
+// orNone is what a JSON field read into a pointer held: its value, or
+// "none" when it was null or absent.
+func orNone[T any](p *T) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
 }
