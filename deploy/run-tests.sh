@@ -30,8 +30,9 @@
 # share (over the package's run, and at most over 5 s), and a closing list
 # of what passed only the second time. A failure on a host that took
 # less, a panic, a timeout or a build failure is not rerun.
-# GO (default go), GOTEST_TIMEOUT (default 14m), STEAL_RERUN in the
-# environment.
+# GO (default go), GOTEST_TIMEOUT (default 14m), STEAL_RERUN, and
+# PROC_STAT (default /proc/stat: where the CPU times are read; its test
+# gives a file of its own) in the environment.
 set -uo pipefail
 
 case "${1:-}" in
@@ -45,6 +46,7 @@ steal_rerun="${STEAL_RERUN:-10}"
 case "$steal_rerun" in
 '' | *[!0-9]*) echo "run-tests: STEAL_RERUN=$steal_rerun is not a whole percent" >&2; exit 2 ;;
 esac
+proc_stat="${PROC_STAT:-/proc/stat}"
 module="$($GO list -m)"
 
 parallel=()
@@ -77,9 +79,9 @@ builder=$!
 # first line (user nice system idle iowait irq softirq steal) to FILE every
 # second until killed; nothing where there is no /proc/stat.
 steal_sampler() {
-	[ -r /proc/stat ] || return 0
+	[ -r "$proc_stat" ] || return 0
 	while :; do
-		awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $9; exit}' /proc/stat >>"$1"
+		awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $9; exit}' "$proc_stat" >>"$1"
 		sleep 1
 	done
 }
