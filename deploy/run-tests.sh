@@ -100,6 +100,14 @@ steal_shares() {
 	}' "$1" 2>/dev/null || echo "0.0 0.0"
 }
 
+# run_alone DIR BIN OUT [FLAG...]: BIN's tests from DIR, as go test runs
+# them, output to OUT; its exit status.
+run_alone() {
+	local dir="$1" bin="$2" out="$3"
+	shift 3
+	(cd "$dir" && "$bin" -test.count=1 -test.timeout="$timeout" -test.parallel=4 -test.paniconexit0 "$@") >"$out" 2>&1
+}
+
 status=0
 reran=()
 most=-1 most_in="" # the highest 5-s steal share of any package, and where
@@ -123,7 +131,7 @@ for pkg in "${serial[@]}"; do
 	begun=$(date +%s%N)
 	steal_sampler "$bin.steal" &
 	sampler=$!
-	(cd "$dir" && "$bin" -test.count=1 -test.timeout="$timeout" -test.parallel=4 -test.paniconexit0) >"$bin.out" 2>&1
+	run_alone "$dir" "$bin" "$bin.out"
 	rc=$?
 	kill "$sampler" 2>/dev/null
 	wait "$sampler" 2>/dev/null
@@ -146,7 +154,7 @@ for pkg in "${serial[@]}"; do
 	if [ "$steal_rerun" -gt 0 ] && [ "${peak%.*}" -ge "$steal_rerun" ] && [ -n "$failed" ] &&
 		! grep -q '^panic: ' "$bin.out"; then
 		printf -- '--- the host took the CPU while %s ran (%s): its failed tests again, alone: %s\n' "$pkg" "$stolen" "$failed"
-		(cd "$dir" && "$bin" -test.count=1 -test.timeout="$timeout" -test.parallel=4 -test.paniconexit0 -test.v -test.run "^($failed)\$") >"$bin.rerun" 2>&1
+		run_alone "$dir" "$bin" "$bin.rerun" -test.v -test.run "^($failed)\$"
 		rc=$?
 		cat "$bin.rerun"
 		if [ $rc -eq 0 ]; then
