@@ -69,7 +69,7 @@ func TestRealPrometheusScrapesTheMock(t *testing.T) {
 	prom := requireTool(t, "prometheus")
 	cfg := config.Default()
 	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 2 // 300 ms writes: all 13 overlap
-	mockURL := mocktest.Start(t, cfg).URL
+	mockURL := mocktest.Start(t, mocktest.Options{Config: cfg}).URL
 	mockAddr := strings.TrimPrefix(mockURL, "http://")
 
 	// deploy/prometheus.yml with its targets pointed at loopback.

@@ -59,7 +59,7 @@ func serveBare(b *testing.B) string {
 
 func serveMock(b *testing.B, cfg config.Config) string {
 	b.Helper()
-	return mocktest.Start(b, cfg).URL
+	return mocktest.Start(b, mocktest.Options{Config: cfg}).URL
 }
 
 const enrichBody = `{"record_id":"r1","step":1}`

@@ -106,7 +106,7 @@ func bareEnrich(w http.ResponseWriter, r *http.Request) {
 func TestBareEnrichAnswersAsTheMock(t *testing.T) {
 	bare := httptest.NewServer(http.HandlerFunc(bareEnrich))
 	defer bare.Close()
-	mock := mocktest.Start(t, fixedEnrichment(0))
+	mock := mocktest.Start(t, mocktest.Options{Config: fixedEnrichment(0)})
 	for _, body := range []string{enrichBody, `{"record_id":"r1"}`, `{"record_id":"r1","step":1} {}`} {
 		var answers []string
 		var codes []int

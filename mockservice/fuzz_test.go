@@ -45,7 +45,7 @@ func FuzzRoutes(f *testing.F) {
 	f.Cleanup(func() { log.SetOutput(prev) })
 	cfg := config.Default()
 	cfg.TimeScale = api.MinTimeScale // slow-enrichment's 8 s hang takes 0.8 ms
-	m := mocktest.Start(f, cfg)
+	m := mocktest.Start(f, mocktest.Options{Config: cfg})
 	client := &http.Client{Timeout: 5 * time.Second}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, r := range routes {

@@ -20,7 +20,7 @@ import (
 func TestIdentifiesItself(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.1 + 0.2 // 0.30000000000000004: read back exactly or not at all
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	ctx := context.Background()
 	for _, path := range []string{api.PathEnrich, api.PathRecords} {
 		id, err := m.Client.Identify(ctx, path)

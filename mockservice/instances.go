@@ -121,6 +121,24 @@ func StartInstances(cfg config.Config, n int) (in *Instances, baseURLs []string,
 		in.close()
 		return nil, nil, nil, fmt.Errorf("mockservice: listen: %w", err)
 	}
+	baseURLs, stop = in.serveBackground(ln)
+	return in, baseURLs, stop, nil
+}
+
+// StartOn is StartInstances on a listener of the caller's (cfg.Listen is
+// not used): an in-memory one, say. The service owns ln from then on.
+func StartOn(cfg config.Config, n int, ln net.Listener) (in *Instances, baseURLs []string, stop func() error, err error) {
+	if in, err = NewInstances(cfg, n); err != nil {
+		ln.Close()
+		return nil, nil, nil, err
+	}
+	baseURLs, stop = in.serveBackground(ln)
+	return in, baseURLs, stop, nil
+}
+
+// serveBackground serves in on ln until stop, which returns Serve's result
+// and may be called more than once.
+func (in *Instances) serveBackground(ln net.Listener) (baseURLs []string, stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- in.Serve(ctx, ln) }()
@@ -133,5 +151,5 @@ func StartInstances(cfg config.Config, n int) (in *Instances, baseURLs []string,
 	for _, p := range in.Paths() {
 		baseURLs = append(baseURLs, "http://"+ln.Addr().String()+p)
 	}
-	return in, baseURLs, stop, nil
+	return baseURLs, stop
 }

@@ -24,7 +24,7 @@ func TestInstancesAreIndependent(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
-	ms := mocktest.StartInstances(t, cfg, 2)
+	ms := mocktest.Start(t, mocktest.Options{Config: cfg, Instances: 2}).Instances
 	ctx := context.Background()
 	base := strings.TrimSuffix(ms[0].URL, "/i/0")
 	if !strings.HasSuffix(ms[1].URL, "/i/1") || base+"/i/1" != ms[1].URL {
@@ -96,7 +96,7 @@ func TestInstancesKeepAStoreEach(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	cfg.Store = filepath.Join(t.TempDir(), "records.wal")
-	ms := mocktest.StartInstances(t, cfg, 2)
+	ms := mocktest.Start(t, mocktest.Options{Config: cfg, Instances: 2}).Instances
 	resp, err := http.Post(ms[1].URL+api.PathRecords, "application/json", strings.NewReader(`{"id":"b-1","complete":true}`))
 	if err != nil {
 		t.Fatal(err)

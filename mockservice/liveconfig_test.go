@@ -61,7 +61,7 @@ func liveWrites(t *testing.T, url string, n int, tag string) map[int]int {
 func TestPatchLiveConfig(t *testing.T) {
 	cfg := config.Default()
 	cfg.Profile = config.ProfileSlowWrite // 150 ms writes
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	if code, body := patchConfig(t, m.URL, `{"records": {"workers": 2, "queue": 2, "reject_status": 429}}`); code != 200 || !strings.Contains(body, `"workers":2`) {
 		t.Fatalf("patch: %d %s", code, body)
 	}

@@ -49,7 +49,7 @@ func overload(t *testing.T, clients int, duration time.Duration, scale, multiple
 	cfg.Profile = config.ProfileSlowWrite
 	cfg.TimeScale = scale
 	cfg.RequestLogCap = 1 << 21 // every request, to know when the load arrived
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	write := time.Duration(float64(cfg.Profiles[cfg.Profile].Records.Value) * scale)
 
 	capacity := float64(cfg.Records.Workers) / write.Seconds() // writes per second

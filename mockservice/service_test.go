@@ -32,7 +32,7 @@ import (
 // startService runs the real service on a loopback port until the test ends.
 func startService(t *testing.T, cfg config.Config) (string, *mockservice.Service) {
 	t.Helper()
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	t.Cleanup(func() {
 		if err := m.Stop(); err != nil {
 			t.Errorf("serve: %v", err)

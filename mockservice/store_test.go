@@ -38,7 +38,7 @@ func TestWritesAreStoredOnce(t *testing.T) {
 // "duplicate": true), as the admin stats say too.
 func TestConcurrentWritesOfOneIDAreStoredOnce(t *testing.T) {
 	const n = 50
-	m := mocktest.Start(t, writes(n, 0, 20*time.Millisecond))
+	m := mocktest.Start(t, mocktest.Options{Config: writes(n, 0, 20*time.Millisecond)})
 	addr := strings.TrimPrefix(m.URL, "http://")
 	// Connections first, then every write at once, so that the writes
 	// arrive, and finish, as close together as the server lets them.

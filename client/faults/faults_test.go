@@ -45,7 +45,7 @@ func run(t *testing.T, m *mocktest.Mock, n int, fs ...faults.Fault) records.Resu
 func TestEachFaultChangesWhatTheClientMeasures(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	const n = 8
 	base := run(t, m, n)
 	if base.Complete != n || base.Errors != 0 {
@@ -104,7 +104,7 @@ func TestFaultsFileErrors(t *testing.T) {
 func TestSetChangesFaultsLive(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	p, err := faults.Start(map[string]string{api.Enrichment: m.URL, api.Records: m.URL}, nil)
 	if err != nil {
 		t.Fatal(err)

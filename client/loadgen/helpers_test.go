@@ -20,7 +20,7 @@ type mock struct {
 // startMock runs the real mock service on loopback until the test ends.
 func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	return &mock{url: m.URL, admin: m.Client}
 }
 

@@ -456,7 +456,7 @@ func TestLoadAgainstAnInstance(t *testing.T) {
 	const scale = 0.2
 	sc, e := loadgen.OpeningRun()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 2, 2
-	ms := mocktest.StartInstances(t, endpoint(e, scale, 0), 2)
+	ms := mocktest.Start(t, mocktest.Options{Config: endpoint(e, scale, 0), Instances: 2}).Instances
 	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: ms[1].URL + "/enrich", Schedule: sc,
 		Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: 0.9})
 	if err != nil {

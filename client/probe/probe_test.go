@@ -23,7 +23,7 @@ const (
 // the given steps, each measured for window after a warm-up.
 func probeMock(t *testing.T, mcfg config.Config, route, body string, steps []int, window, warm time.Duration, maxRate float64) Result {
 	t.Helper()
-	m := mocktest.Start(t, mcfg)
+	m := mocktest.Start(t, mocktest.Options{Config: mcfg})
 	cfg := Default()
 	cfg.Target, cfg.Method, cfg.Body = m.URL+route, "POST", body
 	cfg.Concurrency, cfg.Step, cfg.WarmUp, cfg.MaxRate = steps, window, warm, maxRate

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -22,12 +23,12 @@ import (
 // use, ×0.9 per drop) six workers finishing ~40 writes per lab second
 // outpace the decreases, and the limit sits a few above the workers, with
 // a steady share of 503s (measured: median 8 for 6 workers).
+//
+// In lab time on a fake clock: the RTTs an adaptive limit reads are the
+// service's, with no timer slop of the machine's, so each run's figures
+// are the same every time.
 func TestC5AdaptsTheWriteLimit(t *testing.T) {
-	// Time scale 0.2 (30 ms writes): an adaptive limit reads the writes'
-	// RTTs and drops, and at 0.1 (15 ms) a millisecond of timer slop under
-	// -race read as a queue of one less, and the 503s of single 2-second
-	// runs varied enough to put C2's below C5-aimd's now and then.
-	const adaptiveScale = 0.2
+	t.Parallel()
 	timed := func(c *records.Config) { c.Duration, c.SampleInterval = 20*time.Second, 10*time.Millisecond }
 	// From a limit of 1: the no-load RTT is measured unloaded, then the
 	// limit climbs to where writes start to queue or be refused.
@@ -43,52 +44,47 @@ func TestC5AdaptsTheWriteLimit(t *testing.T) {
 		{6, 6, 8}, // a queue: about Beta (2) writes kept waiting
 	} {
 		t.Run(fmt.Sprintf("vegas queue %d", tc.queue), func(t *testing.T) {
-			cfg := config.Default()
-			cfg.TimeScale, cfg.Records.Queue, cfg.Profile = adaptiveScale, tc.queue, config.ProfileSlowWrite
-			m := startMock(t, cfg)
-			res := run(t, m, "C5-vegas", records.MaxRecords, adaptiveScale, fromOne)
-			limits, within := secondHalfLimits(t, res, cfg.Records.Workers)
-			med := limits[len(limits)/2]
-			t.Logf("C5-vegas, %d queue slots: second half median write limit %d (range %d–%d), %d%% of %d samples within 6±1; 503s %d; %.1f accepted per lab s",
-				tc.queue, med, limits[0], limits[len(limits)-1], 100*within/len(limits), len(limits), res.WriteRejections, res.AcceptedPerLabSecond)
-			inBand := 0
-			for _, l := range limits {
-				if l >= tc.lo && l <= tc.hi {
-					inBand++
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				cfg := config.Default()
+				cfg.Records.Queue, cfg.Profile = tc.queue, config.ProfileSlowWrite
+				m := startMock(t, cfg)
+				res := run(t, m, "C5-vegas", records.MaxRecords, fromOne)
+				limits, within := secondHalfLimits(t, res, cfg.Records.Workers)
+				med := limits[len(limits)/2]
+				t.Logf("C5-vegas, %d queue slots: second half median write limit %d (range %d–%d), %d%% of %d samples within 6±1; 503s %d; %.1f accepted per lab s",
+					tc.queue, med, limits[0], limits[len(limits)-1], 100*within/len(limits), len(limits), res.WriteRejections, res.AcceptedPerLabSecond)
+				inBand := 0
+				for _, l := range limits {
+					if l >= tc.lo && l <= tc.hi {
+						inBand++
+					}
 				}
-			}
-			if med < tc.lo || med > tc.hi || inBand*4 < len(limits)*3 {
-				t.Errorf("the write limit did not settle in [%d, %d]: median %d, %d of %d samples in", tc.lo, tc.hi, med, inBand, len(limits))
-			}
+				if med < tc.lo || med > tc.hi || inBand*4 < len(limits)*3 {
+					t.Errorf("the write limit did not settle in [%d, %d]: median %d, %d of %d samples in", tc.lo, tc.hi, med, inBand, len(limits))
+				}
+			})
 		})
 	}
 	t.Run("aimd", func(t *testing.T) {
-		cfg := config.Default()
-		cfg.TimeScale, cfg.Records.Queue, cfg.Profile = adaptiveScale, 0, config.ProfileSlowWrite
-		m := startMock(t, cfg)
-		// C5 and C2 run one after the other: a machine that stalled one of
-		// them (under -race beside other tests, C5 once had 526 503s to
-		// C2's 479) compares two other loads, so a pair where C5 did not
-		// come out ahead is run again, up to three times.
-		var c5, c2 records.Result
-		for attempt := 1; ; attempt++ {
-			c5 = run(t, m, "C5-aimd", records.MaxRecords, adaptiveScale, timed)
-			c2 = run(t, m, "C2", records.MaxRecords, adaptiveScale, timed)
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Records.Queue, cfg.Profile = 0, config.ProfileSlowWrite
+			m := startMock(t, cfg)
+			c5 := run(t, m, "C5-aimd", records.MaxRecords, timed)
+			c2 := run(t, m, "C2", records.MaxRecords, timed)
 			limits, within := secondHalfLimits(t, c5, cfg.Records.Workers)
-			t.Logf("attempt %d: C5-aimd: second half median write limit %d (range %d–%d), %d%% of samples within 6±1; 503s %d of %d writes, %.1f accepted per lab s; C2: 503s %d, %.1f accepted per lab s",
-				attempt, limits[len(limits)/2], limits[0], limits[len(limits)-1], 100*within/len(limits), c5.WriteRejections,
+			t.Logf("C5-aimd: second half median write limit %d (range %d–%d), %d%% of samples within 6±1; 503s %d of %d writes, %.1f accepted per lab s; C2: 503s %d, %.1f accepted per lab s",
+				limits[len(limits)/2], limits[0], limits[len(limits)-1], 100*within/len(limits), c5.WriteRejections,
 				c5.Calls[records.Records]["ok"]+c5.WriteRejections, c5.AcceptedPerLabSecond, c2.WriteRejections, c2.AcceptedPerLabSecond)
-			if c5.WriteRejections > 0 && c5.WriteRejections < c2.WriteRejections {
-				break
+			if c5.WriteRejections == 0 || c5.WriteRejections >= c2.WriteRejections {
+				t.Errorf("write 503s: C5 %d, C2 %d; want some for C5 (the overload) and fewer than C2's", c5.WriteRejections, c2.WriteRejections)
 			}
-			if attempt == 3 {
-				t.Errorf("write 503s: C5 %d, C2 %d in the last of 3 attempts; want some for C5 (the overload) and fewer than C2's", c5.WriteRejections, c2.WriteRejections)
-				break
+			if c5.AdaptiveLimits[records.Enrichment] == 0 || c5.AdaptiveLimits[records.Records] == 0 {
+				t.Errorf("final limits %v", c5.AdaptiveLimits)
 			}
-		}
-		if c5.AdaptiveLimits[records.Enrichment] == 0 || c5.AdaptiveLimits[records.Records] == 0 {
-			t.Errorf("final limits %v", c5.AdaptiveLimits)
-		}
+		})
 	})
 }
 

@@ -49,7 +49,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	if os.Getenv("OVERHEAD_PRECISE") != "" {
 		cfg.Enrichment.PreciseTimers, cfg.Records.PreciseTimers = true, true
 	}
-	m := startMock(b, cfg)
+	m := startLoopback(b, cfg)
 	reg := prometheus.NewRegistry()
 	rc := records.DefaultConfig()
 	rc.Target, rc.Records, rc.Registerer, rc.Reset, rc.TimeScale = m.url, b.N, reg, true, cfg.TimeScale

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -53,21 +54,25 @@ func checkTimed(t *testing.T, r records.Result) {
 	}
 }
 
-// A run of 5 lab seconds at time scale 0.1, 8 records in flight, issues records throughout, stops
+// A run of 5 s, 8 records in flight, issues records throughout, stops
 // issuing at the deadline, ends within the duration plus the drain, and
 // the server stored exactly the writes the client saw created.
 func TestTimeBoundedRun(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testTimeBoundedRun)
+}
+
+func testTimeBoundedRun(t *testing.T) {
 	cfg := config.Default()
-	cfg.TimeScale = 0.1
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Enrichment = latency.Spec{Kind: "fixed", Value: 50 * time.Millisecond} // records of 180 lab ms
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
-	res := run(t, m, "bounded:8", records.MaxRecords, 0.1, func(c *records.Config) { c.Duration = 5 * time.Second })
+	res := run(t, m, "bounded:8", records.MaxRecords, func(c *records.Config) { c.Duration = 5 * time.Second })
 	checkTimed(t, res)
 	// A record lasts at most 4 calls of a permit wait and a call timeout.
 	longest := 4 * (records.DefaultPermitTimeout + records.DefaultCallTimeout).Seconds()
-	if lab := res.DurationSeconds / 0.1; lab < 5 || lab > 5+longest || res.DurationLimit != 5 || res.Partial {
+	if lab := res.DurationSeconds; lab < 5 || lab > 5+longest || res.DurationLimit != 5 || res.Partial {
 		t.Errorf("lasted %.2f lab s, limit %v, partial %v; want 5 lab s plus the drain", lab, res.DurationLimit, res.Partial)
 	}
 	if res.Records <= 8 || res.Records == records.MaxRecords { // more than the first 8: records came as slots freed
@@ -76,9 +81,7 @@ func TestTimeBoundedRun(t *testing.T) {
 	if len(res.PerSecond) < 5 || len(res.PerSecond) > 6 {
 		t.Fatalf("%d seconds: %+v", len(res.PerSecond), res.PerSecond)
 	}
-	// Second 0 holds the first records' latency and the cold start (first
-	// connections): on a loaded machine it can end before any record does.
-	for _, s := range res.PerSecond[1:5] {
+	for _, s := range res.PerSecond[:5] {
 		if s.Accepted == 0 {
 			t.Errorf("second %d: nothing accepted: %+v", s.T, res.PerSecond)
 		}
@@ -100,18 +103,21 @@ func TestTimeBoundedRun(t *testing.T) {
 
 // The records cap still ends a time-bounded run, first if it comes first.
 func TestTimeBoundedRunEndsAtItsCap(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
-	res := run(t, m, "C4", 20, 0.1, func(c *records.Config) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testEndsAtItsCap)
+}
+
+func testEndsAtItsCap(t *testing.T) {
+	m := startMock(t, config.Default())
+	res := run(t, m, "C4", 20, func(c *records.Config) {
 		c.Phases = []records.Phase{{Name: "a", Duration: time.Minute}, {Name: "b", Duration: time.Minute}}
 	})
 	checkTimed(t, res)
-	if res.Records != 20 || res.Complete != 20 || res.DurationLimit != 120 || res.DurationSeconds > 6 || !res.RecordsCapReached {
+	if res.Records != 20 || res.Complete != 20 || res.DurationLimit != 120 || res.DurationSeconds > 60 || !res.RecordsCapReached {
 		t.Fatalf("records %d, complete %d, limit %v, %.2f s", res.Records, res.Complete, res.DurationLimit, res.DurationSeconds)
 	}
 	a, b := res.Phases[0], res.Phases[1]
-	if len(res.Phases) != 2 || a.Begun != 20 || a.Ended != 20 || a.End > res.DurationSeconds/0.1 || a.End <= 0 ||
+	if len(res.Phases) != 2 || a.Begun != 20 || a.Ended != 20 || a.End > res.DurationSeconds || a.End <= 0 ||
 		b.Start != 60 || b.End != 60 || b.Ended != 0 || len(res.PerSecond) > 7 {
 		t.Errorf("phases %+v; want a cut at the run's end, b never reached", res.Phases)
 	}
@@ -122,16 +128,19 @@ func TestTimeBoundedRunEndsAtItsCap(t *testing.T) {
 // boundaries, timed by the run's StartAt): C2's 32 records in flight, with
 // no write budget, are refused more in that phase, and fewer are accepted.
 func TestPhasedRunSeesTheSqueeze(t *testing.T) {
-	const scale = 0.2
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testSqueeze)
+}
+
+func testSqueeze(t *testing.T) {
 	cfg := config.Default()
-	cfg.TimeScale = scale
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Records = latency.Spec{Kind: "fixed", Value: 60 * time.Millisecond} // 6 workers: 100 writes per lab s
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
 	patch := func(body string) {
 		req, _ := http.NewRequest(http.MethodPatch, m.url+api.PathAdminConfig, strings.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := m.http.Do(req)
 		if err != nil {
 			t.Error(err)
 			return
@@ -146,12 +155,12 @@ func TestPhasedRunSeesTheSqueeze(t *testing.T) {
 	done := make(chan struct{})
 	go func() { // the experiment runner's part: change the settings at the boundaries
 		defer close(done)
-		time.Sleep(time.Until(startAt.Add(time.Duration(float64(phase) * scale))))
+		time.Sleep(time.Until(startAt.Add(phase)))
 		patch(`{"records": {"workers": 1, "queue": 1}}`)
-		time.Sleep(time.Until(startAt.Add(time.Duration(float64(2*phase) * scale))))
+		time.Sleep(time.Until(startAt.Add(2 * phase)))
 		patch(`{"records": {"workers": 6, "queue": 6}}`)
 	}()
-	res := run(t, m, "C2", records.MaxRecords, scale, func(c *records.Config) {
+	res := run(t, m, "C2", records.MaxRecords, func(c *records.Config) {
 		c.Phases = []records.Phase{{Name: "before", Duration: phase}, {Name: "squeeze", Duration: phase}, {Name: "after", Duration: phase}}
 		c.StartAt = startAt
 	})
@@ -190,20 +199,24 @@ func TestPhasedRunSeesTheSqueeze(t *testing.T) {
 }
 
 // A run told to start 300 ms from now starts then, not before; one told to
-// start in the past starts at once and says how late.
+// start in the past starts at once and says how late. On a fake clock,
+// exactly.
 func TestStartAt(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testStartAt)
+}
+
+func testStartAt(t *testing.T) {
+	m := startMock(t, config.Default())
 	at := time.Now().Add(300 * time.Millisecond)
-	res := run(t, m, "C4", 5, 0.1, func(c *records.Config) { c.StartAt = at })
-	if res.StartedAt.Before(at) || res.StartLateSeconds > 0.1 || res.Complete != 5 {
+	res := run(t, m, "C4", 5, func(c *records.Config) { c.StartAt = at })
+	if !res.StartedAt.Equal(at) || res.StartLateSeconds != 0 || res.Complete != 5 {
 		t.Errorf("told %v, started %v (%.3f s late), %d complete", at, res.StartedAt, res.StartLateSeconds, res.Complete)
 	}
 	called := time.Now()
 	past := called.Add(-2 * time.Second)
-	res = run(t, m, "C4", 5, 0.1, func(c *records.Config) { c.StartAt = past })
-	if late := res.StartLateSeconds; late < 2 || late > 2.5 || res.StartedAt.Sub(called) > 500*time.Millisecond {
+	res = run(t, m, "C4", 5, func(c *records.Config) { c.StartAt = past })
+	if late := res.StartLateSeconds; late != 2 || !res.StartedAt.Equal(called) {
 		t.Errorf("told %v, started %v: %.3f s late", past, res.StartedAt, late)
 	}
 }
@@ -211,20 +224,23 @@ func TestStartAt(t *testing.T) {
 // A time-bounded run interrupted before its end is partial; its records
 // are those begun, all ended.
 func TestTimeBoundedRunInterrupted(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
-	ccfg := records.DefaultConfig()
-	ccfg.Target, ccfg.Records, ccfg.TimeScale = m.url, records.MaxRecords, 0.1
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testInterrupted)
+}
+
+func testInterrupted(t *testing.T) {
+	m := startMock(t, config.Default())
+	ccfg := m.config()
+	ccfg.Records = records.MaxRecords
 	ccfg.Phases = []records.Phase{{Name: "one", Duration: 10 * time.Second}, {Name: "two", Duration: 10 * time.Second}}
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	res, err := records.Run(ctx, ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkTimed(t, res)
-	if !res.Partial || res.Records == 0 || res.DurationSeconds > 1.5 || len(res.Phases) != 2 || res.Phases[1].End != 10 {
+	if !res.Partial || res.Records == 0 || res.DurationSeconds != 4 || len(res.Phases) != 2 || res.Phases[1].End != 10 {
 		t.Errorf("partial %v, %d records, %.2f s, phases %+v", res.Partial, res.Records, res.DurationSeconds, res.Phases)
 	}
 }

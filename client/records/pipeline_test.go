@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 // threeDeps is not the lab's shape: two optional calls to a geo service, a
@@ -45,14 +47,17 @@ steps:
 // calls (client and each server agree), each budget held, and a required
 // step that is refused ends the record without its write.
 func TestThreeDependencyPipeline(t *testing.T) {
-	const n, scale = 40, 0.1
-	cfgA := config.Default()
-	cfgA.TimeScale = scale
-	a := startMock(t, cfgA)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testThreeDependencies)
+}
+
+func testThreeDependencies(t *testing.T) {
+	const n = 40
+	nw := mocktest.NewNetwork() // both services on it: the client reaches both
+	a := wrap(mocktest.Start(t, mocktest.Options{Config: config.Default(), Network: nw}))
 	cfgB := config.Default()
-	cfgB.TimeScale = scale
 	cfgB.Enrichment = config.Station{Workers: 2, Queue: 0, RejectStatus: 503}
-	b := startMock(t, cfgB)
+	b := wrap(mocktest.Start(t, mocktest.Options{Config: cfgB, Network: nw}))
 	file := filepath.Join(t.TempDir(), "checkout.yaml")
 	if err := os.WriteFile(file, []byte(fmt.Sprintf(threeDeps, b.url)), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,11 +73,11 @@ func TestThreeDependencyPipeline(t *testing.T) {
 		if err := b.admin.Reset(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		res := run(t, a, "bounded:16", n, scale, func(cfg *records.Config) {
+		res := run(t, a, "bounded:16", n, func(cfg *records.Config) {
 			cfg.Pipeline = p
 			cfg.RunID = c.name + "-"
 			cfg.Strategy.Permits = map[string]int{"geo": 8, "ledger": 4}
-			cfg.SampleInterval = 2 * time.Millisecond
+			cfg.SampleInterval = 20 * time.Millisecond
 			if c.fraud > 0 {
 				cfg.Strategy.Permits["fraud"] = c.fraud
 			}
@@ -116,9 +121,12 @@ func TestThreeDependencyPipeline(t *testing.T) {
 // the result says which dependency answered what: 404 from a path the mock
 // service does not have, connection refused from a closed port.
 func TestErrorsAreCountedByKind(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testErrorKinds)
+}
+
+func testErrorKinds(t *testing.T) {
+	m := startMock(t, config.Default())
 	file := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(file, []byte(`name: wrong
 dependencies:
@@ -140,7 +148,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, m, "bounded:4", 10, 0.1, func(cfg *records.Config) { cfg.Pipeline = p })
+	res := run(t, m, "bounded:4", 10, func(cfg *records.Config) { cfg.Pipeline = p })
 	if res.ErrorKinds[records.ErrorKey{Dependency: "lookup", Kind: records.StatusKind(404)}] != 10 || res.ErrorKinds[records.ErrorKey{Dependency: "gone", Kind: records.ConnRefused}] != 10 || res.Incomplete != 10 ||
 		!strings.Contains(res.Trouble(), "lookup: status 404 ×10") {
 		t.Errorf("error kinds %v, incomplete %d; trouble %q", res.ErrorKinds, res.Incomplete, res.Trouble())

@@ -3,6 +3,7 @@ package records_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -14,24 +15,18 @@ import (
 // quietStats waits until the mock service's system of record has finished
 // every write (attempts whose client left are still served and stored),
 // and returns its figures.
+// On the fake clock, a minute after the run is past every hang, and
+// synctest.Wait returns once every request the client wrote is parsed,
+// counted and served.
 func quietStats(t *testing.T, m *mock) api.Stats {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var last api.Stats
-	for {
-		st := m.stats(t)
-		rs := st.Stations[api.Records]
-		// Quiet, and no request counted since the last look: requests the
-		// client wrote just before it left are parsed and counted too.
-		if rs.Busy == 0 && rs.QueueLength == 0 && rs.Offered == last.Stations[api.Records].Offered && st.StoredWrites == last.StoredWrites {
-			return st
-		}
-		last = st
-		if time.Now().After(deadline) {
-			t.Fatalf("the system of record did not go quiet: %+v", rs)
-		}
-		time.Sleep(100 * time.Millisecond)
+	time.Sleep(time.Minute)
+	synctest.Wait()
+	st := m.stats(t)
+	if rs := st.Stations[api.Records]; rs.Busy != 0 || rs.QueueLength != 0 {
+		t.Fatalf("the system of record did not go quiet: %+v", rs)
 	}
+	return st
 }
 
 // Retried writes keep their record id: a write whose first attempt timed
@@ -44,13 +39,17 @@ func quietStats(t *testing.T, m *mock) api.Stats {
 // client wrote is one the server counted, but for requests the client
 // abandoned at their call timeout before the server read them.
 func TestRetriedWritesReconcile(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testRetriedWrites)
+}
+
+func testRetriedWrites(t *testing.T) {
 	cfg := config.Default()
-	cfg.TimeScale = 0.5 // a call timeout of 30 ms real: the server reads every request the client wrote before it left
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Records = latency.Spec{Kind: "fixed", Value: 30 * time.Millisecond, HangProbability: 0.2, HangDuration: 100 * time.Millisecond}
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
-	res := run(t, m, "C2-retries", 300, 0.5, func(c *records.Config) { c.CallTimeout = 60 * time.Millisecond })
+	res := run(t, m, "C2-retries", 300, func(c *records.Config) { c.CallTimeout = 60 * time.Millisecond })
 	st := quietStats(t, m)
 	a := res.Attempts[records.Records]
 	stored := 0
@@ -93,17 +92,22 @@ func TestRetriedWritesReconcile(t *testing.T) {
 // first attempts plus its reserve (2 per lab second, and one lab second's
 // worth at the start).
 func TestRetryBudgetBoundsAmplification(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testRetryBudget)
+}
+
+func testRetryBudget(t *testing.T) {
 	cfg := config.Default()
-	cfg.TimeScale, cfg.Records.Queue, cfg.Profile = 0.1, 0, config.ProfileSlowWrite
+	cfg.Records.Queue, cfg.Profile = 0, config.ProfileSlowWrite
 	m := startMock(t, cfg)
 	timed := func(c *records.Config) { c.Duration = 20 * time.Second }
-	naive := run(t, m, "C2-retries", records.MaxRecords, 0.1, timed)
-	budgeted := run(t, m, "C2-retries", records.MaxRecords, 0.1, func(c *records.Config) {
+	naive := run(t, m, "C2-retries", records.MaxRecords, timed)
+	budgeted := run(t, m, "C2-retries", records.MaxRecords, func(c *records.Config) {
 		timed(c)
 		c.Strategy.Retries = records.LabRetries(true)
 	})
 	n, b := naive.Attempts[records.Records], budgeted.Attempts[records.Records]
-	lab := budgeted.DurationSeconds / 0.1 // lab seconds
+	lab := budgeted.DurationSeconds
 	allowed := 0.2*float64(b.FirstAttempts) + 2*lab + 2
 	t.Logf("naive: %d first, %d retries, %.2f× (%d 503s, %.1f accepted per lab s); budgeted: %d first, %d retries (%d denied, at most %.0f allowed in %.1f lab s), %.2f× (%d 503s, %.1f accepted per lab s)",
 		n.FirstAttempts, n.Retries, n.Amplification, naive.WriteRejections, naive.AcceptedPerLabSecond,

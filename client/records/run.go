@@ -131,6 +131,11 @@ type Config struct {
 	// A StartAt already past starts at once; Result.StartLateSeconds says
 	// by how much.
 	StartAt time.Time
+	// Dial, when set, opens every connection of the run (its calls, the
+	// identification, admin and metrics requests) instead of the system's
+	// dialer: an in-memory wire to a mock service in the same process,
+	// for tests whose clock is fake.
+	Dial transport.Dialer
 	// Stop, once closed, begins no more records: those in progress finish
 	// within their deadlines (a drain), and the result is partial, the
 	// records never begun not_started. Cancelling Run's context instead
@@ -295,13 +300,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	inFlight := cfg.inFlight()
 	p := cfg.PipelineOrLab()
-	r := &runner{cfg: cfg, pipeline: p, http: transport.New(inFlight), sent: map[string]*atomic.Int64{}}
+	r := &runner{cfg: cfg, pipeline: p, http: transport.NewDial(inFlight, cfg.Dial), sent: map[string]*atomic.Int64{}}
 	defer r.http.CloseIdleConnections()
 	identity, err := identify(ctx, cfg, p, r.http)
 	if err != nil {
 		return Result{}, fmt.Errorf("records: %w", err)
 	}
-	if err := prepare(ctx, cfg, identity); err != nil {
+	if err := prepare(ctx, cfg, identity, r.http); err != nil {
 		return Result{}, err
 	}
 	metrics := budgets.NewMetrics(cfg.Registerer)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
 
@@ -43,6 +46,9 @@ type mock struct {
 	url   string
 	stop  func() error
 	admin api.Client
+	http  *http.Client
+	dial  transport.Dialer
+	scale float64 // the service's time scale: the client's too
 }
 
 // stats reads the mock service's own figures, as any client would: from
@@ -56,20 +62,34 @@ func (m *mock) stats(t testing.TB) api.Stats {
 	return st
 }
 
-// startMock runs the real mock service on loopback until the test ends.
+// startMock runs the real mock service until the test ends, on an
+// in-memory network: call it inside a synctest bubble, whose fake clock
+// the service's timers and the client's then share. Real time and a real
+// network are for the few tests whose subject they are (startLoopback).
 func startMock(t testing.TB, cfg config.Config) *mock {
 	t.Helper()
-	m := mocktest.Start(t, cfg)
-	return &mock{url: m.URL, stop: m.Stop, admin: m.Client}
+	return wrap(mocktest.Start(t, mocktest.Options{Config: cfg, InMemory: true}))
 }
 
-func run(t *testing.T, m *mock, strategy string, n int, scale float64, change func(*records.Config)) records.Result {
+// startLoopback runs the real mock service on a loopback port.
+func startLoopback(t testing.TB, cfg config.Config) *mock {
+	t.Helper()
+	return wrap(mocktest.Start(t, mocktest.Options{Config: cfg}))
+}
+
+func wrap(m *mocktest.Mock) *mock {
+	return &mock{url: m.URL, stop: m.Stop, admin: m.Client, http: m.HTTP, dial: m.Dial, scale: m.TimeScale}
+}
+
+// run resets m and runs n records of strategy against it, at its time
+// scale, changed by change.
+func run(t *testing.T, m *mock, strategy string, n int, change func(*records.Config)) records.Result {
 	t.Helper()
 	if err := m.admin.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := records.DefaultConfig()
-	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID = m.url, n, scale, strategy+"-"
+	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID, cfg.Dial = m.url, n, m.scale, strategy+"-", m.dial
 	var err error
 	if cfg.Strategy, err = records.ParseStrategy(strategy); err != nil {
 		t.Fatal(err)
@@ -85,6 +105,14 @@ func run(t *testing.T, m *mock, strategy string, n int, scale float64, change fu
 	return res
 }
 
+// config returns records.DefaultConfig aimed at m (its URL, time scale and
+// network).
+func (m *mock) config() records.Config {
+	cfg := records.DefaultConfig()
+	cfg.Target, cfg.TimeScale, cfg.Dial = m.url, m.scale, m.dial
+	return cfg
+}
+
 func checkAddsUp(t *testing.T, r records.Result) {
 	t.Helper()
 	if sum := r.Complete + r.Incomplete + r.WriteRejected + r.StepRejected + r.Failed + r.WriteUnknown + r.Interrupted + r.NotStarted; sum != r.Records {
@@ -92,15 +120,21 @@ func checkAddsUp(t *testing.T, r records.Result) {
 	}
 }
 
-// Real time at scale 0.25: under slow writes, per-dependency budgets keep
-// the system of record at six writes and free of 503s; C2 offers more than
-// its 6 workers + 6 queue slots and is refused.
+// Under slow writes, per-dependency budgets keep the system of record at
+// six writes and free of 503s; C2 offers more than its 6 workers + 6 queue
+// slots and is refused. In lab time on a fake clock (as every test here
+// with startMock): the figures are the strategies', not the machine's.
 func TestSlowWriteC4ProtectsTheSystemOfRecord(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testSlowWriteC4)
+}
+
+func testSlowWriteC4(t *testing.T) {
 	cfg := config.Default()
-	cfg.Profile, cfg.TimeScale = config.ProfileSlowWrite, 0.25
+	cfg.Profile = config.ProfileSlowWrite
 	m := startMock(t, cfg)
 
-	c4 := run(t, m, "C4", 200, 0.25, nil)
+	c4 := run(t, m, "C4", 200, nil)
 	if c4.WriteRejections != 0 || c4.WriteRejected != 0 {
 		t.Errorf("C4: %d write rejections, %d records write_rejected; want none", c4.WriteRejections, c4.WriteRejected)
 	}
@@ -111,7 +145,7 @@ func TestSlowWriteC4ProtectsTheSystemOfRecord(t *testing.T) {
 		t.Errorf("C4: %d complete, want 200", c4.Complete)
 	}
 
-	c2 := run(t, m, "C2", 200, 0.25, nil)
+	c2 := run(t, m, "C2", 200, nil)
 	if c2.WriteRejections == 0 || c2.WriteRejected != c2.WriteRejections {
 		t.Errorf("C2: %d write rejections, %d records write_rejected; want some, equal", c2.WriteRejections, c2.WriteRejected)
 	}
@@ -143,21 +177,26 @@ func show(p *int) any {
 	return *p
 }
 
-// Real time at scale 0.1 under slow enrichment with hangs: calls that hang
-// past the call timeout and callers who wait past the permit timeout are
-// counted apart, and the server saw exactly the calls the client made.
+// Under slow enrichment with hangs: calls that hang past the call timeout
+// and callers who wait past the permit timeout are counted apart, and the
+// server saw exactly the calls the client made.
 func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testTimeoutsToldApart)
+}
+
+func testTimeoutsToldApart(t *testing.T) {
 	cfg := config.Default()
-	cfg.Profile, cfg.TimeScale = config.ProfileSlowEnrichment, 0.1
+	cfg.Profile = config.ProfileSlowEnrichment
 	// Every fourth call hangs, so a 60-record run surely sees some.
 	p := cfg.Profiles[config.ProfileSlowEnrichment]
 	p.Enrichment.HangProbability = 0.25
 	cfg.Profiles[config.ProfileSlowEnrichment] = p
 	m := startMock(t, cfg)
 
-	res := run(t, m, "C4", 60, 0.1, func(c *records.Config) {
+	res := run(t, m, "C4", 60, func(c *records.Config) {
 		c.Strategy.EnrichPermits = 2
-		c.PermitTimeout = 500 * time.Millisecond // 50 ms after the scale
+		c.PermitTimeout = 500 * time.Millisecond
 	})
 	enrich := res.Calls[records.Enrichment]
 	if enrich[budgets.CallTimeout] == 0 || enrich[budgets.PermitTimeout] == 0 {
@@ -168,18 +207,17 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 	}
 	// Calls that got a permit reached the server; permit timeouts did not.
 	made := enrich[budgets.OK] + enrich[budgets.Rejected] + enrich[budgets.CallTimeout] + enrich[budgets.Error]
+	// The hangs the client left go on being served: wait them out (a
+	// minute is longer than any hang of the profile).
+	time.Sleep(time.Minute)
+	synctest.Wait()
+	st := m.stats(t).Stations[api.Enrichment]
 	var served float64
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		st := m.stats(t).Stations[api.Enrichment]
-		served = 0
-		for _, v := range st.Requests {
-			served += v
-		}
-		if st.Busy == 0 && served == float64(made) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	for _, v := range st.Requests {
+		served += v
+	}
+	if st.Busy != 0 {
+		t.Errorf("enrichment still busy a minute after the run: %+v", st)
 	}
 	if served != float64(made) || res.CallsSent[records.Enrichment] != made {
 		t.Errorf("server counted %v enrichment requests, client made %d and counts %d sent", served, made, res.CallsSent[records.Enrichment])
@@ -192,23 +230,32 @@ func TestPermitAndCallTimeoutsAreToldApart(t *testing.T) {
 // 32 concurrent calls reach the server as 32: the transport does not bound
 // concurrency behind the strategy's back.
 func TestThirtyTwoCallsReachTheServer(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testThirtyTwoCalls)
+}
+
+func testThirtyTwoCalls(t *testing.T) {
 	cfg := config.Default()
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Enrichment = latency.Spec{Kind: "fixed", Value: 300 * time.Millisecond}
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
-	res := run(t, m, "C2", 32, 1, nil)
+	res := run(t, m, "C2", 32, nil)
 	got := res.Server.Stations[api.Enrichment].HighWater.Offered
 	if got != 32 || res.PeakInFlight[records.Enrichment] != 32 {
 		t.Errorf("server saw %d concurrent enrichment calls, client %d; want 32", got, res.PeakInFlight[records.Enrichment])
 	}
 }
 
-// C1's records in flight follow GOMAXPROCS, checked in child processes.
+// C1's records in flight follow GOMAXPROCS, checked in child processes
+// (over loopback: the child is another process).
 func TestC1FollowsGOMAXPROCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes; make test runs it")
+	}
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
+	m := startLoopback(t, cfg)
 	for _, procs := range []int{1, 2} {
 		cmd := exec.Command(os.Args[0], "-test.run", "^$")
 		cmd.Env = append(os.Environ(), "LOADLAB_C1_TARGET="+m.url, "GOMAXPROCS="+strconv.Itoa(procs))
@@ -233,6 +280,11 @@ func TestC1FollowsGOMAXPROCS(t *testing.T) {
 // A target that dies mid-run: the run ends, every record has a state, and
 // the failures are counted as errors.
 func TestTargetDyingMidRun(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testTargetDying)
+}
+
+func testTargetDying(t *testing.T) {
 	cfg := config.Default()
 	cfg.ShutdownTimeout = time.Millisecond // close connections at once
 	m := startMock(t, cfg)
@@ -240,8 +292,8 @@ func TestTargetDyingMidRun(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		_ = m.stop()
 	}()
-	ccfg := records.DefaultConfig()
-	ccfg.Target, ccfg.Records = m.url, 200
+	ccfg := m.config()
+	ccfg.Records = 200
 	ccfg.Strategy, _ = records.ParseStrategy("C2")
 	res, err := records.Run(context.Background(), ccfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -50,17 +51,26 @@ func TestForeignTargetGetsOnlyTheRecords(t *testing.T) {
 // record id; the system of record, which finishes work after the client
 // leaves, stored every one of them.
 func TestUnknownWritesCarryTheirIDs(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testUnknownWrites)
+}
+
+func testUnknownWrites(t *testing.T) {
 	cfg := config.Default()
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Enrichment = latency.Spec{Kind: "fixed", Value: time.Millisecond}
 	p.Records = latency.Spec{Kind: "fixed", Value: 300 * time.Millisecond}
 	cfg.Profiles[config.ProfileHealthy] = p
 	m := startMock(t, cfg)
-	res := run(t, m, "C4", 6, 1, func(c *records.Config) { c.CallTimeout = 100 * time.Millisecond })
+	res := run(t, m, "C4", 6, func(c *records.Config) { c.CallTimeout = 100 * time.Millisecond })
 	if res.WriteUnknown != 6 || len(res.UnknownWrites) != 6 || res.Failed != 0 {
 		t.Fatalf("write_unknown %d (ids %v), failed %d; want all 6 unknown, with ids", res.WriteUnknown, res.UnknownWrites, res.Failed)
 	}
-	waitFor(t, func() bool { return m.stats(t).StoredWrites == 6 })
+	time.Sleep(300 * time.Millisecond) // the writes' service time: they are done
+	synctest.Wait()
+	if n := m.stats(t).StoredWrites; n != 6 {
+		t.Errorf("the server stored %d writes 300 ms after the run, want 6", n)
+	}
 	for _, id := range res.UnknownWrites {
 		if !strings.HasPrefix(id, "C4-") {
 			t.Errorf("id %q is not one of the run's", id)
@@ -71,12 +81,15 @@ func TestUnknownWritesCarryTheirIDs(t *testing.T) {
 // An interrupted run ends every record in a state: those not begun are
 // not_started, and the result is partial.
 func TestInterruptedRunIsPartial(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
-	ccfg := records.DefaultConfig()
-	ccfg.Target, ccfg.Records, ccfg.TimeScale = m.url, 2000, 0.1
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testInterruptedPartial)
+}
+
+func testInterruptedPartial(t *testing.T) {
+	m := startMock(t, config.Default())
+	ccfg := m.config()
+	ccfg.Records = 2000
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	res, err := records.Run(ctx, ccfg)
 	if err != nil {
@@ -90,9 +103,14 @@ func TestInterruptedRunIsPartial(t *testing.T) {
 
 // A loadlab mock at another time scale is refused before any record.
 func TestTimeScaleMismatchIsRefused(t *testing.T) {
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testMismatch)
+}
+
+func testMismatch(t *testing.T) {
 	m := startMock(t, config.Default()) // time scale 1
-	cfg := records.DefaultConfig()
-	cfg.Target, cfg.TimeScale = m.url, 0.1
+	cfg := m.config()
+	cfg.TimeScale = 0.1
 	if _, err := records.Run(context.Background(), cfg); !errors.Is(err, records.ErrTimeScaleMismatch) {
 		t.Errorf("got %v, want ErrTimeScaleMismatch", err)
 	}
@@ -109,31 +127,23 @@ func TestRecordsCap(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // C3's one pool of permits honours a rate limit per dependency: it was
 // validated, printed and ignored.
 func TestSharedBudgetAppliesItsRate(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testSharedRate)
+}
+
+func testSharedRate(t *testing.T) {
+	m := startMock(t, config.Default())
 	const rate = 40.0 // enrichment calls per lab second
-	res := run(t, m, "C3", 20, 0.1, func(c *records.Config) { c.Strategy.EnrichRate = rate })
+	res := run(t, m, "C3", 20, func(c *records.Config) { c.Strategy.EnrichRate = rate })
 	calls := 0
 	for _, n := range res.Calls[records.Enrichment] {
 		calls += n
 	}
 	// 60 enrichment calls at 40/s, the first at once: at least 1.475 lab s.
-	if lab := res.DurationSeconds / 0.1; calls != 60 || lab < float64(calls-1)/rate {
+	if lab := res.DurationSeconds; calls != 60 || lab < float64(calls-1)/rate {
 		t.Errorf("%d enrichment calls in %.3f lab s; want 60, no faster than %g/s", calls, lab, rate)
 	}
 	if res.Complete != 20 || res.PeakInFlight[records.Enrichment]+res.PeakInFlight[records.Records] > 30 {

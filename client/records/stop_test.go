@@ -3,6 +3,7 @@ package records_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -14,9 +15,12 @@ import (
 // no write of unknown outcome; the others are not_started, and the result
 // says it is partial. The server stored exactly the writes answered 201.
 func TestStopDrains(t *testing.T) {
-	cfg := config.Default()
-	cfg.TimeScale = 0.1
-	m := startMock(t, cfg)
+	t.Parallel() // on a fake clock: nothing here depends on what else runs
+	synctest.Test(t, testStopDrains)
+}
+
+func testStopDrains(t *testing.T) {
+	m := startMock(t, config.Default())
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)
@@ -28,7 +32,7 @@ func TestStopDrains(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	res := run(t, m, "C4", 5000, 0.1, func(c *records.Config) { c.Stop = stop })
+	res := run(t, m, "C4", 5000, func(c *records.Config) { c.Stop = stop })
 	begun := res.Records - res.NotStarted
 	if !res.Partial || res.NotStarted == 0 || res.Interrupted != 0 || res.WriteUnknown != 0 || res.Failed != 0 ||
 		res.Complete+res.Incomplete+res.WriteRejected != begun || begun < 10 {

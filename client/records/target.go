@@ -12,7 +12,7 @@ import (
 
 // prepare checks the mock service against the run and readies it: the time
 // scale must match; then the profile switch and the reset, when asked for.
-func prepare(ctx context.Context, cfg Config, identity *api.Identity) error {
+func prepare(ctx context.Context, cfg Config, identity *api.Identity, hc *http.Client) error {
 	if identity == nil {
 		if cfg.Profile != "" {
 			return fmt.Errorf("%w (%s): cannot switch it to profile %q", ErrNotMock, cfg.Target, cfg.Profile)
@@ -23,7 +23,7 @@ func prepare(ctx context.Context, cfg Config, identity *api.Identity) error {
 		return fmt.Errorf("%w: the mock service at %s runs at time scale %g, this run at %g",
 			ErrTimeScaleMismatch, cfg.Target, identity.TimeScale, cfg.TimeScale)
 	}
-	admin := api.Client{BaseURL: cfg.Target, Token: cfg.AdminToken}
+	admin := api.Client{BaseURL: cfg.Target, Token: cfg.AdminToken, HTTP: hc}
 	if cfg.Profile != "" {
 		if err := admin.SetProfile(ctx, cfg.Profile); err != nil {
 			return fmt.Errorf("%w: %v", ErrAdmin, err)
@@ -53,7 +53,7 @@ func identify(ctx context.Context, cfg Config, p *pipeline.Pipeline, hc *http.Cl
 			return nil, err
 		}
 		path, _, _ = strings.Cut(path, "?")
-		return (api.Client{BaseURL: cfg.Target, HTTP: hc}).DiscoverWait(ctx, path, cfg.Wait)
+		return (api.Client{BaseURL: cfg.Target, HTTP: hc, Dial: cfg.Dial}).DiscoverWait(ctx, path, cfg.Wait)
 	}
 	return nil, nil
 }

@@ -26,7 +26,7 @@ func TestReplayCountsEveryRequest(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale, cfg.Replay = scale, true
 	cfg.Enrichment = config.Station{Workers: 8, Queue: config.UnboundedQueue, RejectStatus: 503}
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	w := replay.Workload{Seed: 7, Durations: slices.Repeat([]time.Duration{100 * time.Millisecond}, 48)}
 	for _, limit := range []int{8, 48} {
 		tr, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: limit, Timeout: 1500 * time.Millisecond, TimeScale: scale}, w)
@@ -46,7 +46,7 @@ func TestReplayCountsEveryRequest(t *testing.T) {
 // A mock service not in replay mode refuses the replay: the run fails
 // saying so instead of measuring drawn service times.
 func TestReplayNeedsReplayMode(t *testing.T) {
-	m := mocktest.Start(t, config.Default())
+	m := mocktest.Start(t, mocktest.Options{Config: config.Default()})
 	_, err := replay.Run(context.Background(), replay.Config{Target: m.URL, Limit: 1, Timeout: 1e9, TimeScale: 1},
 		replay.Workload{Seed: 1, Durations: []time.Duration{1}})
 	if err == nil || !strings.Contains(err.Error(), "status 400 (is the mock service in replay mode?)") {

@@ -5,6 +5,7 @@
 package transport
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,8 +22,16 @@ const idleSlack = 16
 //
 // Redirects are not followed: a 3xx is the target's answer, counted as
 // such, and a foreign target is sent nothing but the load path.
-func New(inFlight int) *http.Client {
+func New(inFlight int) *http.Client { return NewDial(inFlight, nil) }
+
+// Dialer opens a connection, as net.Dialer.DialContext does.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// NewDial is New with connections opened by dial (nil: the system's
+// dialer, as New): an in-memory wire, in tests whose clock is fake.
+func NewDial(inFlight int, dial Dialer) *http.Client {
 	return &http.Client{CheckRedirect: NoRedirects, Transport: &http.Transport{
+		DialContext:         dial,
 		Proxy:               nil,
 		MaxIdleConns:        inFlight + idleSlack,
 		MaxIdleConnsPerHost: inFlight + idleSlack,

@@ -197,7 +197,7 @@ func TestInterruptedRunAndLoadArePartial(t *testing.T) {
 	t.Parallel() // a child process that is interrupted whatever else runs
 	cfg := config.Default()
 	cfg.TimeScale = 0.1
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	// SIGINT once the server has stored 5 writes: a fixed delay found no
 	// record complete when a loaded -race suite slowed the child's start.
 	stored := func(string) bool { return m.Service.Stats().StoredWrites >= 5 }
@@ -324,7 +324,7 @@ func TestSecondInterruptAborts(t *testing.T) {
 	p := cfg.Profiles[config.ProfileHealthy]
 	p.Records = latency.Spec{Kind: "fixed", Value: 30 * time.Second}
 	cfg.Profiles[config.ProfileHealthy] = p
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	cmd, out, errb := startChild(t, "run", "--target", m.URL, "--time-scale", "0.1", "--records", "50", "--call-timeout", "60s", "--json")
 	deadline := time.Now().Add(30 * time.Second)
 	for m.Service.Stats().Stations["records"].Busy == 0 && time.Now().Before(deadline) {

@@ -51,7 +51,7 @@ func TestLoadRefusedResetNamesTheToken(t *testing.T) {
 	t.Parallel() // nothing is sent
 	cfg := config.Default()
 	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	var out, errb bytes.Buffer
 	code := run([]string{"load", "--target", m.URL + "/enrich", "--time-scale", "0.05"}, &out, &errb)
 	msg := strings.TrimSpace(errb.String())

@@ -20,7 +20,7 @@ import (
 // served on loopback for generators in other goroutines to share.
 func segmentMock(t *testing.T, scale float64) string {
 	t.Helper()
-	return mocktest.Start(t, compare.AdmissionEndpoint(models.DefaultAdmissionScenario(), scale, loadgen.DefaultTieWindowStep)).URL
+	return mocktest.Start(t, mocktest.Options{Config: compare.AdmissionEndpoint(models.DefaultAdmissionScenario(), scale, loadgen.DefaultTieWindowStep)}).URL
 }
 
 // Two loadlab load --segment runs at once against one endpoint, from one

@@ -149,7 +149,7 @@ func TestRunAdminRefusals(t *testing.T) {
 	t.Parallel() // nothing is sent
 	cfg := config.Default()
 	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	var out, errb bytes.Buffer
 	code := run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--records", "1"}, &out, &errb)
 	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "the reset was refused") || !strings.Contains(msg, "(give --admin-token, or --reset=false)") {

@@ -31,7 +31,7 @@ func TestProbeJSONAndFiles(t *testing.T) {
 	// now and then.
 	cfg := config.Default()
 	cfg.Profile = config.ProfileSlowWrite
-	url := mocktest.Start(t, cfg).URL
+	url := mocktest.Start(t, mocktest.Options{Config: cfg}).URL
 	dir := filepath.Join(t.TempDir(), "out")
 	var out, errb bytes.Buffer
 	code := run([]string{"probe", "--target", url + "/records", "--body", `{"id":"{{.ID}}","complete":true}`,

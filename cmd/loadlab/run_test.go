@@ -18,7 +18,7 @@ func startMock(t *testing.T, scale float64) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.TimeScale = scale
-	return mocktest.Start(t, cfg).URL
+	return mocktest.Start(t, mocktest.Options{Config: cfg}).URL
 }
 
 func TestRunJSON(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // --target), with the model beside it.
 func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, scale float64, cfg loadgen.Config) (loadgen.Result, models.AdmissionResult) {
 	t.Helper()
-	m := mocktest.Start(t, compare.AdmissionEndpoint(sc, scale, cfg.TieWindow))
+	m := mocktest.Start(t, mocktest.Options{Config: compare.AdmissionEndpoint(sc, scale, cfg.TieWindow)})
 	cfg.Target, cfg.Arrivals, cfg.TimeScale = m.URL+"/enrich", loadgen.ArrivalsStep, scale
 	res, err := compare.RunAdmissionLoad(context.Background(), compare.AdmissionLoad{Scenario: sc, Config: cfg, Model: true})
 	if err != nil {
@@ -146,7 +146,7 @@ func TestReplayAgreesWithTheModelUnderRace(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale, cfg.Replay = scale, true
 	cfg.Enrichment = config.Station{Workers: sc.Workers, Queue: config.UnboundedQueue, RejectStatus: 503}
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	dist, err := sc.Durations.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestRunConcurrencyReplay(t *testing.T) {
 	t.Parallel() // two small workloads
 	sc := models.DefaultConcurrencyScenario()
 	sc.SeedFrom, sc.SeedTo, sc.Limits, sc.Requests = 1, 2, []int{1, 8}, 8
-	m := mocktest.Start(t, compare.ReplayEndpoint(sc, 0.1))
+	m := mocktest.Start(t, mocktest.Options{Config: compare.ReplayEndpoint(sc, 0.1)})
 	res, err := compare.RunConcurrencyReplay(context.Background(), compare.ConcurrencyReplay{Scenario: sc, Target: m.URL, TimeScale: 0.1})
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ func StartMock(t *testing.T, seed uint32, timeScale float64) (string, *config.Co
 	t.Helper()
 	cfg := config.Default()
 	cfg.Seed, cfg.TimeScale = seed, timeScale
-	return mocktest.Start(t, cfg).URL, &cfg
+	return mocktest.Start(t, mocktest.Options{Config: cfg}).URL, &cfg
 }
 
 // Chromium finds a headless browser (Debian's chromium; .ci/run installs

@@ -24,7 +24,7 @@ import (
 type scaleOne struct{ t *testing.T }
 
 func (s scaleOne) StartMock(c config.Config) (string, func() error, error) {
-	m := mocktest.Start(s.t, c)
+	m := mocktest.Start(s.t, mocktest.Options{Config: c})
 	return m.URL, m.Stop, nil
 }
 

@@ -49,7 +49,7 @@ func TestCalibrationMeasuresTheBiasCellByCell(t *testing.T) {
 			if c.TimeScale != 1 {
 				t.Errorf("calibration mock at time scale %g", c.TimeScale)
 			}
-			m := mocktest.Start(t, c)
+			m := mocktest.Start(t, mocktest.Options{Config: c})
 			return m.URL, m.Stop, nil
 		})}, heardBias{measured: &measured})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -157,7 +157,7 @@ func TestRealTimeCellsRunAtTimeScaleOne(t *testing.T) {
 	started := 0
 	mocks := startFunc(func(c config.Config) (string, func() error, error) {
 		started++
-		m := mocktest.Start(t, c)
+		m := mocktest.Start(t, mocktest.Options{Config: c})
 		return m.URL, m.Stop, nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

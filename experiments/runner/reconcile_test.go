@@ -42,7 +42,7 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
 	cfg.Profiles["stuck"] = config.Profile{Enrichment: cfg.Profiles[config.ProfileHealthy].Enrichment,
 		Records: latency.Spec{Kind: "fixed", Value: 60 * time.Second}}
-	m := mocktest.Start(t, cfg)
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	told := config.Default()
 	told.Seed, told.TimeScale = spec.Seed, spec.TimeScale
 	ctx := context.Background()

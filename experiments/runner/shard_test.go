@@ -42,7 +42,7 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 	defer cancel()
 	cfg := config.Default()
 	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
-	instances := mocktest.StartInstances(t, cfg, 3)
+	instances := mocktest.Start(t, mocktest.Options{Config: cfg, Instances: 3}).Instances
 	results := make([]*judge.Results, 3)
 	var wg sync.WaitGroup
 	for k, sh := range []*plan.Shard{{Index: 0, Count: 2}, {Index: 1, Count: 2}, nil} {

@@ -37,6 +37,10 @@ type Client struct {
 	Token   string
 	HTTP    *http.Client
 	Timeout time.Duration
+	// Dial is how Discover checks that the target accepts connections
+	// (nil: the system's dialer); give the one HTTP's transport dials
+	// with, when it has its own.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ErrNotMock: the target did not identify itself as a loadlab mock service.
@@ -97,8 +101,13 @@ func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
 	}
-	d := net.Dialer{Timeout: DiscoverTimeout}
-	conn, err := d.DialContext(ctx, "tcp", host)
+	dial := c.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	dctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
+	conn, err := dial(dctx, "tcp", host)
+	cancel()
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // interrupted: not the target's fault
 	}

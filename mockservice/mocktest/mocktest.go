@@ -1,17 +1,39 @@
-// Package mocktest runs the real mock service on a loopback port for the
-// length of a test or benchmark: the one way every package's tests start
-// it. (Real parts, not mocks of them: this is the server itself.)
+// Package mocktest runs the real mock service for the length of a test or
+// benchmark: the one way every package's tests start it. (Real parts, not
+// mocks of them: this is the server itself.) On loopback by default; over
+// an in-memory Wire for tests inside testing/synctest bubbles, where the
+// server's timers and the client's run on the bubble's fake clock.
 package mocktest
 
 import (
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
-// Mock is a running mock service.
+// Options say which mock service to start.
+type Options struct {
+	// Config is the service's configuration; its TimeScale is the one the
+	// test gives its clients too (Mock.TimeScale). Listen is ignored.
+	Config config.Config
+	// Instances serves that many independent instances behind one address
+	// (mockservice --instances n); 0 is one.
+	Instances int
+	// InMemory serves on an in-memory Network (Network, else a new one)
+	// instead of a loopback port: call Start inside the synctest bubble
+	// that uses it, and reach the service only through the Mock's Dial,
+	// HTTP or Client. Services given one Network reach each other.
+	InMemory bool
+	Network  *Network
+}
+
+// Mock is a running mock service (or one instance of several).
 type Mock struct {
 	URL     string
 	Service *mockservice.Service
@@ -20,35 +42,67 @@ type Mock struct {
 	Stop func() error
 	// Client drives its health, admin and metrics routes.
 	Client api.Client
+	// HTTP reaches it (over the Network, when in memory).
+	HTTP *http.Client
+	// Dial opens a connection to it: nil on loopback (the system's
+	// dialer), the Network's Dial in memory. Give it to the client under
+	// test (records.Config.Dial, …).
+	Dial transport.Dialer
+	// TimeScale is the service's time scale, to give the client as well.
+	TimeScale float64
+	// Instances are every instance, this one first (URL http://…/i/k; one
+	// instance is the root).
+	Instances []*Mock
 }
 
-// Start serves cfg on 127.0.0.1, on a port of the system's choosing, until
-// tb ends.
-func Start(tb testing.TB, cfg config.Config) *Mock {
+// Start serves o.Config until tb ends.
+func Start(tb testing.TB, o Options) *Mock {
 	tb.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	svc, url, stop, err := mockservice.Start(cfg)
+	cfg, n := o.Config, max(o.Instances, 1)
+	var (
+		in   *mockservice.Instances
+		urls []string
+		stop func() error
+		err  error
+		dial transport.Dialer
+	)
+	if o.InMemory || o.Network != nil {
+		nw := o.Network
+		if nw == nil {
+			nw = NewNetwork()
+		}
+		var ln net.Listener
+		if ln, err = nw.Listen(nw.freeHost()); err != nil {
+			tb.Fatal(err)
+		}
+		dial = nw.Dial
+		in, urls, stop, err = mockservice.StartOn(cfg, n, ln)
+	} else {
+		cfg.Listen = "127.0.0.1:0"
+		in, urls, stop, err = mockservice.StartInstances(cfg, n)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = stop() })
-	return &Mock{URL: url, Service: svc, Stop: stop, Client: api.Client{BaseURL: url, Token: cfg.AdminToken}}
-}
-
-// StartInstances serves n independent instances of cfg behind one
-// loopback port (mockservice --instances n) until tb ends; instance k's
-// URL is its base, http://127.0.0.1:PORT/i/k (with n = 1, the root).
-func StartInstances(tb testing.TB, cfg config.Config, n int) []*Mock {
-	tb.Helper()
-	cfg.Listen = "127.0.0.1:0"
-	in, urls, stop, err := mockservice.StartInstances(cfg, n)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = stop() })
-	var out []*Mock
+	hc := transport.NewDial(4, dial)
+	tb.Cleanup(func() {
+		_ = stop()
+		hc.CloseIdleConnections()
+		if dial != nil {
+			// A service stopped at once (a short ShutdownTimeout) goes on
+			// serving what it had accepted: on the bubble's fake clock an
+			// hour costs nothing and lets every such request end inside
+			// the bubble, as synctest requires.
+			time.Sleep(time.Hour)
+		}
+	})
+	var all []*Mock
 	for k, svc := range in.Services {
-		out = append(out, &Mock{URL: urls[k], Service: svc, Stop: stop, Client: api.Client{BaseURL: urls[k], Token: cfg.AdminToken}})
+		all = append(all, &Mock{URL: urls[k], Service: svc, Stop: stop, HTTP: hc, Dial: dial, TimeScale: cfg.TimeScale,
+			Client: api.Client{BaseURL: urls[k], Token: cfg.AdminToken, HTTP: hc, Dial: dial}})
 	}
-	return out
+	for _, m := range all {
+		m.Instances = all
+	}
+	return all[0]
 }
