@@ -16,6 +16,7 @@ package probe
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/client/transport"
 	"math"
 	"net/http"
 	"net/url"
@@ -47,6 +48,9 @@ const (
 type Config struct {
 	// Target is the absolute http or https URL every request goes to.
 	Target string
+	// Dial, when set, opens the probe's connections instead of the
+	// system's dialer: an in-memory wire, for tests whose clock is fake.
+	Dial transport.Dialer
 	// Method is the HTTP method of every request (GET by default).
 	Method string
 	// Body is a text/template rendered for each request: {{.ID}} is a

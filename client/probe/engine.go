@@ -165,7 +165,7 @@ func newEngine(cfg Config) (*engine, error) {
 		headers.Set("Content-Type", "application/json")
 	}
 	burst := max(1, int(cfg.MaxRate*RateBurst.Seconds()))
-	return &engine{cfg: cfg, client: transport.New(cfg.MaxConcurrency), body: body, rejects: cfg.rejectStatuses(),
+	return &engine{cfg: cfg, client: transport.NewDial(cfg.MaxConcurrency, cfg.Dial), body: body, rejects: cfg.rejectStatuses(),
 		limiter: rate.NewLimiter(rate.Limit(cfg.MaxRate), burst),
 		req: &http.Request{Method: cfg.Method, URL: u, Host: u.Host, Header: headers,
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}}, nil

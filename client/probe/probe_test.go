@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -19,13 +20,16 @@ const (
 	enrichBody = `{"record_id":"{{.ID}}","step":1}`
 )
 
-// probeMock starts the real mock service with cfg and probes route with
-// the given steps, each measured for window after a warm-up.
+// probeMock starts the real mock service with cfg on an in-memory network
+// and probes route with the given steps, each measured for window after a
+// warm-up. Call it in a synctest bubble: the probe and the service share
+// its fake clock, so what the probe measures is the service's shape, with
+// none of the client's or the machine's own time in it.
 func probeMock(t *testing.T, mcfg config.Config, route, body string, steps []int, window, warm time.Duration, maxRate float64) Result {
 	t.Helper()
-	m := mocktest.Start(t, mocktest.Options{Config: mcfg})
+	m := mocktest.Start(t, mocktest.Options{Config: mcfg, InMemory: true})
 	cfg := Default()
-	cfg.Target, cfg.Method, cfg.Body = m.URL+route, "POST", body
+	cfg.Target, cfg.Method, cfg.Body, cfg.Dial = m.URL+route, "POST", body, m.Dial
 	cfg.Concurrency, cfg.Step, cfg.WarmUp, cfg.MaxRate = steps, window, warm, maxRate
 	start := time.Now()
 	res, err := Run(context.Background(), cfg, func(s Step) { t.Log(StepLine(s)) })
@@ -45,60 +49,37 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// recordsScale is the time scale of the system of record's probes at 30
-// ms: under the race detector each call's own 1–2 ms would keep 6 users
-// below 95% of the 6 workers' plateau (measured: 93.5–94.5%, a knee of
-// 7), so the service time is doubled there; the plain build probes the
-// lab's 30 ms.
-func recordsScale() float64 {
-	if raceEnabled {
-		return 2
-	}
-	return 1
-}
-
 // The system of record (6 workers, 6 queue slots, 503 beyond; 30 ms):
 // the knee is 6, rejections begin at 13 concurrent writes, where the
 // probe stops (step 14 is never run), and the service time at low load
 // is within 10% of the profile's.
 func TestProbeRecordsHealthy(t *testing.T) {
 	t.Parallel()
-	scale := recordsScale()
-	mcfg := config.Default()
-	mcfg.TimeScale = scale
-	svc := config.DefaultWriteTime.Seconds() * scale
-	d := time.Duration(svc * float64(time.Second))
-	probeRecords(t, mcfg, svc, 6*d, 2*d)
+	synctest.Test(t, func(t *testing.T) {
+		svc := config.DefaultWriteTime.Seconds()
+		d := time.Duration(svc * float64(time.Second))
+		probeRecords(t, config.Default(), svc, 6*d, 2*d)
+	})
 }
 
-// Under slow writes (150 ms, here at time scale 0.5) the same: knee 6,
-// rejections at 13.
+// Under slow writes (150 ms) the same: knee 6, rejections at 13.
 func TestProbeRecordsSlowWrite(t *testing.T) {
 	t.Parallel()
-	mcfg := config.Default()
-	mcfg.TimeScale, mcfg.Profile = 0.5, config.ProfileSlowWrite
-	svc := config.DefaultSlowWriteTime.Seconds() * 0.5
-	d := time.Duration(svc * float64(time.Second))
-	probeRecords(t, mcfg, svc, 5*d, 3*d/2)
+	synctest.Test(t, func(t *testing.T) {
+		mcfg := config.Default()
+		mcfg.Profile = config.ProfileSlowWrite
+		svc := config.DefaultSlowWriteTime.Seconds()
+		d := time.Duration(svc * float64(time.Second))
+		probeRecords(t, mcfg, svc, 5*d, 3*d/2)
+	})
 }
 
 // probeRecords probes the system of record with steps of window after
-// warm and checks what the probe found. A client starved of its CPU (under
-// -race, beside the package's other tests, on a VM whose host steals it)
-// adds its own delay to every call and then measures 6 users below 95%
-// of the plateau (once: 86%, a knee of 7): what it found is measured
-// again, up to three times, and the last attempt's differences fail.
+// warm and checks what the probe found.
 func probeRecords(t *testing.T, mcfg config.Config, svc float64, window, warm time.Duration) {
 	t.Helper()
-	var problems []string
-	for attempt := 1; attempt <= 3; attempt++ {
-		res := probeMock(t, mcfg, api.PathRecords, writeBody, []int{1, 5, 6, 7, 12, 13, 14}, window, warm, 400)
-		if problems = recordsProblems(res, svc); len(problems) == 0 {
-			return
-		}
-		t.Logf("attempt %d: %s", attempt, strings.Join(problems, "; "))
-	}
-	for _, p := range problems {
+	res := probeMock(t, mcfg, api.PathRecords, writeBody, []int{1, 5, 6, 7, 12, 13, 14}, window, warm, 400)
+	for _, p := range recordsProblems(res, svc) {
 		t.Error(p)
 	}
 }
@@ -129,8 +110,10 @@ func recordsProblems(res Result, svc float64) []string {
 // rises at every step, so there is no knee below 64.
 func TestProbeEnrichmentNoKneeBelow64(t *testing.T) {
 	t.Parallel()
-	// At time scale 1 (510 calls/s at 64 users) the race detector's cost
-	// of each call leaves the parallel tests' calls their time.
+	synctest.Test(t, testNoKneeBelow64)
+}
+
+func testNoKneeBelow64(t *testing.T) {
 	res := probeMock(t, config.Default(), api.PathEnrich, enrichBody, []int{1, 4, 16, 32, 48, 64}, 500*time.Millisecond, 150*time.Millisecond, 2000)
 	if res.Knee != nil || !strings.Contains(res.KneeReason, "still rising") {
 		t.Errorf("knee %v (%s), want none: still rising", deref(res.Knee), res.KneeReason)
@@ -146,16 +129,16 @@ func TestProbeEnrichmentNoKneeBelow64(t *testing.T) {
 // Started with 16 workers, the enrichment API's knee is its worker count:
 // 14 users stay below 95% of the plateau (at 14/16 of it), 16 reach it,
 // and 32 establish it. (Step 15, at 15/16, would be 1.25% from the line:
-// within the noise of a lognormal service time over a short window.)
-//
-// 16 users keep 16 workers busy less each call's own time on the client
-// and the server, which the race detector and this machine's other load
-// stretch to about 3 ms; and a step's throughput varies with its draws of
-// the service time. At time scale 1 with 2 s windows, 16 users reached
-// 98–103% of the plateau over the mock's seeds 1–8 (at time scale 0.5
-// with 1.5 s windows, 96–99%: too close to 95%). Not parallel, so that
-// the other tests' load does not lengthen the calls further.
+// within the noise of a lognormal service time over a short window.) A
+// step's throughput varies with its draws of the service time: over 2 s
+// windows, 16 users reached 98–103% of the plateau over the mock's seeds
+// 1–8.
 func TestProbeEnrichmentFindsWorkerCount(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, testFindsWorkerCount)
+}
+
+func testFindsWorkerCount(t *testing.T) {
 	mcfg := config.Default()
 	mcfg.Enrichment.Workers = 16
 	res := probeMock(t, mcfg, api.PathEnrich, enrichBody, []int{14, 16, 32}, 2*time.Second, 300*time.Millisecond, 4000)
