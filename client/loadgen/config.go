@@ -7,6 +7,7 @@
 package loadgen
 
 import (
+	"github.com/loadlab/loadlab/client/transport"
 	"net/url"
 	"time"
 
@@ -132,6 +133,17 @@ type Config struct {
 	// hold them already.
 	Registerer prometheus.Registerer
 	Clock      Clock
+	// Dial, when set, opens the connections of the net/http client
+	// (ClientNetHTTP) and of the target's identification and admin
+	// requests instead of the system's dialer: an in-memory wire to a mock
+	// service in the same process, for tests whose clock is fake. The
+	// fasthttp client refuses it (Validate).
+	Dial transport.Dialer
+	// CPU, when set, is where the open generator's send pool reads the
+	// CPU time the process has used (it grows only while there is CPU to
+	// spare); nil: the process's own. A test on a fake clock gives one
+	// that keeps to that clock.
+	CPU func() (time.Duration, bool)
 	// Progress, when set, is called about every model second.
 	Progress func(Progress)
 	// Segment makes this generator one of Segment.Count sharing the
@@ -173,6 +185,8 @@ func (c Config) Validate() error {
 		return field.Errorf("arrivals", "%q is not %s or %s", c.Arrivals, ArrivalsStep, ArrivalsUniform)
 	case c.Client != "" && c.Client != ClientNetHTTP && c.Client != ClientFastHTTP:
 		return field.Errorf("client", "%q is not %s or %s", c.Client, ClientNetHTTP, ClientFastHTTP)
+	case c.Dial != nil && c.Client != ClientNetHTTP:
+		return field.Errorf("client", "a Dial of its own needs the %s client, not %s", ClientNetHTTP, c.clientName())
 	case c.MaxInFlight < 0:
 		return field.Errorf("max_in_flight", "%d must be ≥ 0", c.MaxInFlight)
 	case c.LateThreshold < 0:

@@ -114,7 +114,7 @@ func BenchmarkDoer(b *testing.B) {
 		name string
 		new  func() client
 	}{
-		{"net-http", func() client { return newNetHTTP(target, 64, RealClock) }},
+		{"net-http", func() client { return newNetHTTP(target, 64, RealClock, nil) }},
 		{"fasthttp", func() client { return newFastHTTP(target, RealClock) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -33,7 +33,7 @@ func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 	sc := OpeningSchedule()
 	g := newGenerator(Config{Target: srv.URL, Schedule: sc, Arrivals: ArrivalsStep, TimeScale: 1, LateThreshold: 0.1}, RealClock)
 	u, _ := url.Parse(srv.URL)
-	n := newNetHTTP(u, 1, RealClock)
+	n := newNetHTTP(u, 1, RealClock, nil)
 	n.client = &http.Client{Transport: slowStart{transport.New(1).Transport}}
 	g.client = n
 	g.start = time.Now()

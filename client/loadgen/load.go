@@ -53,7 +53,7 @@ func Load(ctx context.Context, cfg Config) (Result, error) {
 	g := newGenerator(cfg, clock)
 	u, _ := url.Parse(cfg.Target) // valid: checked by Validate
 	if cfg.Client == ClientNetHTTP {
-		g.client = newNetHTTP(u, g.inFlightCap, clock)
+		g.client = newNetHTTP(u, g.inFlightCap, clock, cfg.Dial)
 	} else {
 		g.client = newFastHTTP(u, clock)
 	}
@@ -102,7 +102,7 @@ func identify(ctx context.Context, cfg Config, u *url.URL) (target, error) {
 			base, station, idPath = base+prefix, stationOf(p), p
 		}
 	}
-	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.New(2)}
+	mock := api.Client{BaseURL: base, Token: cfg.AdminToken, HTTP: transport.NewDial(2, cfg.Dial), Dial: cfg.Dial}
 	identified, err := mock.DiscoverWait(ctx, idPath, cfg.Wait)
 	if err != nil {
 		return target{}, fmt.Errorf("loadgen: %w", err)

@@ -36,6 +36,7 @@ func (g *generator) runOpen(ctx context.Context, p Pacer) {
 		},
 		Abandon: func(req *request) { g.behindOne(req.scheduled) },
 		Due:     func(req *request) time.Time { return req.scheduled },
+		CPU:     g.cfg.CPU,
 	})
 	defer func() {
 		pool.Close()

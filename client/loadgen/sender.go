@@ -48,8 +48,8 @@ var (
 // newConn is the client itself: net/http pools its connections.
 func (n *netHTTP) newConn() conn { return n }
 
-func newNetHTTP(target *url.URL, conns int, clock Clock) *netHTTP {
-	return &netHTTP{client: transport.New(conns), clock: clock, tmpl: &http.Request{
+func newNetHTTP(target *url.URL, conns int, clock Clock, dial transport.Dialer) *netHTTP {
+	return &netHTTP{client: transport.NewDial(conns, dial), clock: clock, tmpl: &http.Request{
 		Method: http.MethodPost, URL: target, Host: target.Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}}

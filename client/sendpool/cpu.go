@@ -11,6 +11,7 @@ import (
 // least cpuWindow, and how many senders the pool may still add in the
 // current window.
 type cpuGauge struct {
+	read func() (time.Duration, bool) // the CPU time used so far
 	at   time.Time
 	used time.Duration
 	// load is the share of GOMAXPROCS cores used: a moving average of
@@ -43,7 +44,7 @@ func (c *cpuGauge) spare() bool {
 
 // begin starts the first window at now.
 func (c *cpuGauge) begin(now time.Time) {
-	if used, ok := processCPU(); ok {
+	if used, ok := c.read(); ok {
 		c.at, c.used, c.started = now, used, true
 	}
 }
@@ -54,7 +55,7 @@ func (c *cpuGauge) busy(now time.Time) bool {
 	if c.started && now.Sub(c.at) < cpuWindow {
 		return c.full
 	}
-	used, ok := processCPU()
+	used, ok := c.read()
 	if !ok {
 		return false
 	}

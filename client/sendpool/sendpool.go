@@ -35,6 +35,11 @@ type Config[C, R any] struct {
 	Abandon func(R)
 	// Due is an arrival's scheduled time.
 	Due func(R) time.Time
+	// CPU reads the CPU time the process has used, the clock the pool
+	// measures its load by (it grows only while there is CPU to spare);
+	// nil: the process's own (getrusage). A test on a fake clock gives one
+	// that keeps to that clock.
+	CPU func() (time.Duration, bool)
 }
 
 // Pool is the senders. Its methods are the pacer's, one goroutine's; the
@@ -72,7 +77,12 @@ type queued[R any] struct {
 
 // New is an empty pool.
 func New[C, R any](cfg Config[C, R]) *Pool[C, R] {
-	return &Pool[C, R]{cfg: cfg}
+	p := &Pool[C, R]{cfg: cfg}
+	p.cpu.read = cfg.CPU
+	if p.cpu.read == nil {
+		p.cpu.read = processCPU
+	}
+	return p
 }
 
 // Senders is how many senders the pool has started.

@@ -11,9 +11,9 @@ import (
 )
 
 // Network is an in-memory network of named hosts: a server listens on a
-// host:port with Listen, and Dial connects to it through a synchronous
-// in-memory pipe with deadlines (net.Pipe). Real net/http servers and
-// clients speak over it unchanged; only the wire is swapped. Inside a
+// host:port with Listen, and Dial connects to it through an in-memory
+// connection with deadlines, buffered as a socket is. Real net/http
+// servers and clients speak over it unchanged; only the wire is swapped. Inside a
 // testing/synctest bubble nothing on it waits on the operating system, so
 // the bubble's fake clock advances whenever every goroutine waits (on a
 // timer, a permit, or the other end of a connection), and a test of
@@ -64,7 +64,7 @@ func (n *Network) Dial(ctx context.Context, network, addr string) (net.Conn, err
 	if l == nil {
 		return nil, refused
 	}
-	client, server := net.Pipe()
+	client, server := pipe(memAddr("client.memory:1"), memAddr(addr))
 	select {
 	case l.conns <- server:
 		return client, nil
