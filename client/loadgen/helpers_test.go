@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -15,6 +16,7 @@ import (
 type mock struct {
 	url   string
 	admin api.Client
+	dial  transport.Dialer
 }
 
 // startMock runs the real mock service on loopback until the test ends.
@@ -22,6 +24,23 @@ func startMock(t *testing.T, cfg config.Config) *mock {
 	t.Helper()
 	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	return &mock{url: m.URL, admin: m.Client}
+}
+
+// startMemory runs the real mock service on an in-memory network until
+// the test (its synctest bubble) ends: give the generator inMemory(m).
+func startMemory(t *testing.T, cfg config.Config) *mock {
+	t.Helper()
+	m := mocktest.Start(t, mocktest.Options{Config: cfg, InMemory: true})
+	return &mock{url: m.URL, admin: m.Client, dial: m.Dial}
+}
+
+// inMemory is cfg sending to m over its in-memory network: the net/http
+// client, and a process that uses no CPU time, as the fake clock has it
+// (the send pool grows only while there is CPU to spare).
+func inMemory(cfg loadgen.Config, m *mock) loadgen.Config {
+	cfg.Client, cfg.Dial = loadgen.ClientNetHTTP, m.dial
+	cfg.CPU = func() (time.Duration, bool) { return 0, true }
+	return cfg
 }
 
 // endpoint is the endpoint e describes, as loadlab load starts it: its
@@ -40,20 +59,20 @@ func endpoint(e loadgen.Endpoint, scale, tie float64) config.Config {
 // behind in most attempts.
 const modelLate = 3 * loadgen.DefaultLateThreshold
 
-// startWhole starts schedule sc at time scale 0.1, step arrivals, against
-// a fresh endpoint e, as loadlab load does without --target; wait returns
-// its result.
+// startWhole starts schedule sc, step arrivals, against a fresh endpoint
+// e, as loadlab load does without --target, in memory (in a synctest
+// bubble); wait returns its result.
 func startWhole(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint) (wait func() loadgen.Result) {
 	t.Helper()
-	const scale = 0.1
-	m := startMock(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
+	const scale = 1
+	m := startMemory(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
 	var res loadgen.Result
 	var err error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		res, err = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
-			Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate, TieWindow: loadgen.DefaultTieWindowStep})
+		res, err = loadgen.Load(context.Background(), inMemory(loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
+			Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate, TieWindow: loadgen.DefaultTieWindowStep}, m))
 	}()
 	return func() loadgen.Result {
 		t.Helper()

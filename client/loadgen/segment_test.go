@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -264,19 +265,20 @@ func TestMergeRefuses(t *testing.T) {
 
 // runSegments runs n segments of sc at once, from one start 300 ms ahead,
 // against one in-process admission endpoint (as loadlab load starts it),
-// and merges them; it checks every request reached the endpoint once.
+// in memory (in a synctest bubble), and merges them; it checks every
+// request reached the endpoint once.
 func runSegments(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint, n int) (loadgen.Result, []loadgen.Result) {
 	t.Helper()
-	const scale = 0.1
-	m := startMock(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
+	const scale = 1
+	m := startMemory(t, endpoint(e, scale, loadgen.DefaultTieWindowStep))
 	start := time.Now().Add(300 * time.Millisecond)
 	res, errs := make([]loadgen.Result, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res[i], errs[i] = loadgen.Load(context.Background(), loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
+			res[i], errs[i] = loadgen.Load(context.Background(), inMemory(loadgen.Config{Target: m.url + "/enrich", Schedule: sc, Endpoint: e,
 				Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: modelLate,
-				TieWindow: loadgen.DefaultTieWindowStep, Segment: loadgen.Segment{Index: i, Count: n}, StartAt: start})
+				TieWindow: loadgen.DefaultTieWindowStep, Segment: loadgen.Segment{Index: i, Count: n}, StartAt: start}, m))
 		})
 	}
 	wg.Wait()
@@ -308,9 +310,10 @@ func runSegments(t *testing.T, sc loadgen.Schedule, e loadgen.Endpoint, n int) (
 // count every outcome as one generator running the whole schedule against
 // a fresh endpoint does, within the tolerance the comparison with the
 // model allows real runs (compare's TestLoadAgreesWithTheModel: 2% of all
-// requests per outcome); the open schedule's
-// arrivals are scheduled exactly, each by one segment. Real time at scale
-// 0.1, not in parallel with other tests.
+// requests per outcome); the open schedule's arrivals are scheduled
+// exactly, each by one segment. On a fake clock over the in-memory
+// network (net/http): no generator falls behind for want of CPU, so both
+// send the schedule's load and are compared on it.
 func TestSegmentsMatchOneGenerator(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -320,79 +323,63 @@ func TestSegmentsMatchOneGenerator(t *testing.T) {
 		{"closed, 16 users", func(s *loadgen.Schedule) { s.Mode = loadgen.Closed; s.Users = 16 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, e := loadgen.OpeningRun()
-			tt.change(&sc)
-			// Generators that fell behind their schedule by more than 1%
-			// of it (the machine stalled them: under -race on a VM whose
-			// host steals its CPU, 39 of 300 once) sent other load than
-			// the schedule's, so their outcomes cannot be compared within
-			// 2%: measure again, up to three times, and fail when no
-			// attempt kept up.
-			var merged, whole loadgen.Result
-			var segs []loadgen.Result
-			for attempt := 1; ; attempt++ {
-				// Open, the segments and the one generator run at once,
-				// each against an endpoint of its own. Closed, one after
-				// the other: how many requests closed users send depends
-				// on the replies' timing, and beside each other they
-				// once sent 241 and 242.
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				sc, e := loadgen.OpeningRun()
+				tt.change(&sc)
+				// Open, the segments and the one generator run at once, each
+				// against an endpoint of its own. Closed, one after the other:
+				// how many requests closed users send depends on the replies'
+				// timing.
 				var wait func() loadgen.Result
 				if sc.Mode == loadgen.Open {
 					wait = startWhole(t, sc, e)
 				}
-				merged, segs = runSegments(t, sc, e, 2)
+				merged, segs := runSegments(t, sc, e, 2)
 				if wait == nil {
 					wait = startWhole(t, sc, e)
 				}
-				whole = wait()
-				behind := whole.Behind
-				for _, sg := range segs {
-					behind += sg.Behind
+				whole := wait()
+				if behind := whole.Behind + segs[0].Behind + segs[1].Behind; behind != 0 {
+					t.Fatalf("the generators fell behind their schedule by %d arrivals (segments %d, %d; one generator %d) on a fake clock",
+						behind, segs[0].Behind, segs[1].Behind, whole.Behind)
 				}
-				if 100*behind <= whole.Scheduled {
-					break
+				if !merged.ServerJoined || merged.Dropped != 0 {
+					t.Fatalf("merged: joined %v, dropped %d", merged.ServerJoined, merged.Dropped)
 				}
-				t.Logf("attempt %d: the generators fell behind their schedule by %d arrivals (segments %d, %d; one generator %d)",
-					attempt, behind, segs[0].Behind, segs[1].Behind, whole.Behind)
-				if attempt == 3 {
-					t.Fatalf("the generators fell behind their schedule in %d attempts: the machine is too busy to compare them", attempt)
-				}
-			}
-			if !merged.ServerJoined || merged.Dropped != 0 {
-				t.Fatalf("merged: joined %v, dropped %d", merged.ServerJoined, merged.Dropped)
-			}
-			if sc.Mode == loadgen.Open {
-				total := int(loadgen.RampPacer{Schedule: sc}.Len())
-				if merged.Scheduled != total || whole.Scheduled != total {
-					t.Errorf("scheduled: merged %d, one generator %d, the schedule %d", merged.Scheduled, whole.Scheduled, total)
-				}
-				for _, s := range segs {
-					if want := loadgen.SegmentArrivals(sc, *s.Segment); s.Scheduled != want {
-						t.Errorf("segment %s scheduled %d, its share %d", s.Segment, s.Scheduled, want)
+				if sc.Mode == loadgen.Open {
+					total := int(loadgen.RampPacer{Schedule: sc}.Len())
+					if merged.Scheduled != total || whole.Scheduled != total {
+						t.Errorf("scheduled: merged %d, one generator %d, the schedule %d", merged.Scheduled, whole.Scheduled, total)
+					}
+					for _, s := range segs {
+						if want := loadgen.SegmentArrivals(sc, *s.Segment); s.Scheduled != want {
+							t.Errorf("segment %s scheduled %d, its share %d", s.Segment, s.Scheduled, want)
+						}
 					}
 				}
-			}
-			if merged.Scheduled != whole.Scheduled {
-				t.Errorf("scheduled: merged %d, one generator %d", merged.Scheduled, whole.Scheduled)
-			}
-			tol := 0.02 * float64(whole.Requests) // compare's TestLoadAgreesWithTheModel's tolerance
-			wm, mm := whole.Outcomes(), merged.Outcomes()
-			if math.Abs(float64(merged.Requests-whole.Requests)) > tol {
-				t.Errorf("requests: merged %d, one generator %d", merged.Requests, whole.Requests)
-			}
-			for _, o := range loadgen.Outcomes {
-				if math.Abs(float64(mm[o]-wm[o])) > tol {
-					t.Errorf("%s: merged %d, one generator %d: more than 2%% of %d requests apart", o, mm[o], wm[o], whole.Requests)
+				if merged.Scheduled != whole.Scheduled {
+					t.Errorf("scheduled: merged %d, one generator %d", merged.Scheduled, whole.Scheduled)
 				}
-			}
-			if d := math.Abs(merged.WastedWorkerS - whole.WastedWorkerS); d > max(0.02*whole.WastedWorkerS, 1) {
-				t.Errorf("wasted worker-seconds: merged %.1f, one generator %.1f", merged.WastedWorkerS, whole.WastedWorkerS)
-			}
-			t.Logf("merged of %d+%d scheduled: requests %d, on time %d, rejected %d, too late %d, unfinished %d, wasted %.1f, p95 %v",
-				segs[0].Scheduled, segs[1].Scheduled, merged.Requests, merged.OnTime, merged.Rejected, merged.TooLate, merged.Unfinished,
-				merged.WastedWorkerS, fmtP(merged.P95LatencyS))
-			t.Logf("one generator:      requests %d, on time %d, rejected %d, too late %d, unfinished %d, wasted %.1f, p95 %v",
-				whole.Requests, whole.OnTime, whole.Rejected, whole.TooLate, whole.Unfinished, whole.WastedWorkerS, fmtP(whole.P95LatencyS))
+				tol := 0.02 * float64(whole.Requests) // compare's TestLoadAgreesWithTheModel's tolerance
+				wm, mm := whole.Outcomes(), merged.Outcomes()
+				if math.Abs(float64(merged.Requests-whole.Requests)) > tol {
+					t.Errorf("requests: merged %d, one generator %d", merged.Requests, whole.Requests)
+				}
+				for _, o := range loadgen.Outcomes {
+					if math.Abs(float64(mm[o]-wm[o])) > tol {
+						t.Errorf("%s: merged %d, one generator %d: more than 2%% of %d requests apart", o, mm[o], wm[o], whole.Requests)
+					}
+				}
+				if d := math.Abs(merged.WastedWorkerS - whole.WastedWorkerS); d > max(0.02*whole.WastedWorkerS, 1) {
+					t.Errorf("wasted worker-seconds: merged %.1f, one generator %.1f", merged.WastedWorkerS, whole.WastedWorkerS)
+				}
+				t.Logf("merged of %d+%d scheduled: requests %d, on time %d, rejected %d, too late %d, unfinished %d, wasted %.1f, p95 %v",
+					segs[0].Scheduled, segs[1].Scheduled, merged.Requests, merged.OnTime, merged.Rejected, merged.TooLate, merged.Unfinished,
+					merged.WastedWorkerS, fmtP(merged.P95LatencyS))
+				t.Logf("one generator:      requests %d, on time %d, rejected %d, too late %d, unfinished %d, wasted %.1f, p95 %v",
+					whole.Requests, whole.OnTime, whole.Rejected, whole.TooLate, whole.Unfinished, whole.WastedWorkerS, fmtP(whole.P95LatencyS))
+			})
 		})
 	}
 }
