@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/replay"
@@ -13,13 +15,19 @@ import (
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
-// loadBesideTheModel runs scenario sc for real at time scale scale, step
-// arrivals, against its in-process endpoint (as loadlab load does without
-// --target), with the model beside it.
-func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, scale float64, cfg loadgen.Config) (loadgen.Result, models.AdmissionResult) {
+// loadBesideTheModel runs scenario sc, step arrivals, against its
+// in-process endpoint (as loadlab load does without --target), with the
+// model beside it: the real generator (its net/http client) and the real
+// endpoint on a synctest fake clock over the in-memory network, so that a
+// stall of the machine neither puts the generator behind its schedule nor
+// reorders a completion and an arrival that tie. Call it in a bubble.
+func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, cfg loadgen.Config) (loadgen.Result, models.AdmissionResult) {
 	t.Helper()
-	m := mocktest.Start(t, mocktest.Options{Config: compare.AdmissionEndpoint(sc, scale, cfg.TieWindow)})
+	const scale = 1
+	m := mocktest.Start(t, mocktest.Options{Config: compare.AdmissionEndpoint(sc, scale, cfg.TieWindow), InMemory: true})
 	cfg.Target, cfg.Arrivals, cfg.TimeScale = m.URL+"/enrich", loadgen.ArrivalsStep, scale
+	cfg.Client, cfg.Dial = loadgen.ClientNetHTTP, m.Dial
+	cfg.CPU = func() (time.Duration, bool) { return 0, true } // the fake clock's: no CPU time passes
 	res, err := compare.RunAdmissionLoad(context.Background(), compare.AdmissionLoad{Scenario: sc, Config: cfg, Model: true})
 	if err != nil {
 		t.Fatal(err)
@@ -30,10 +38,8 @@ func loadBesideTheModel(t *testing.T, sc models.AdmissionScenario, scale float64
 	return res.Result, *res.Model
 }
 
-// Real time at scale 0.1 (6 s each, one after the other: side by side,
-// beside another package's tests, the queue of 50 read 87 on time to the
-// model's 96): the real run agrees with the model within 2% of all
-// requests for every outcome.
+// The real run agrees with the model within 2% of all requests for every
+// outcome.
 func TestLoadAgreesWithTheModel(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -43,58 +49,40 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 		{"queue 50", func(s *models.AdmissionScenario) { s.Queue = 50 }},
 		{"closed, 16 users", func(s *models.AdmissionScenario) { s.Generator = models.GeneratorClosed; s.Users = 16 }},
 	}
-	// The late threshold is three times the default: 30 ms at this time scale,
-	// within the model's step (100 ms), where the model's outcomes do not
-	// depend on when in the step an arrival comes. At the default 10 ms,
-	// the pacer's 1 ms timers, waking 3–18 ms late under -race beside the
-	// in-process endpoint, left arrivals behind in most attempts.
-	const lateThreshold = 3 * loadgen.DefaultLateThreshold
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := models.DefaultAdmissionScenario()
-			tt.change(&sc)
-			// A generator that fell behind its schedule by more than 1% of
-			// it (the machine stalled it: under -race on a VM whose host
-			// steals its CPU, 27 of 300 once) sent other load than the
-			// model's, so its outcomes cannot be compared within 2%:
-			// measure again, up to three times, and fail when no attempt
-			// kept up.
-			var real loadgen.Result
-			var model models.AdmissionResult
-			for attempt := 1; ; attempt++ {
-				real, model = loadBesideTheModel(t, sc, 0.1, loadgen.Config{LateThreshold: lateThreshold,
-					TieWindow: loadgen.DefaultTieWindowStep})
-				if 100*real.Behind <= real.Scheduled {
-					break
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				sc := models.DefaultAdmissionScenario()
+				tt.change(&sc)
+				real, model := loadBesideTheModel(t, sc, loadgen.Config{TieWindow: loadgen.DefaultTieWindowStep})
+				if real.Behind != 0 {
+					t.Fatalf("the generator fell behind its schedule by %d of %d arrivals on a fake clock", real.Behind, real.Scheduled)
 				}
-				t.Logf("attempt %d: the generator fell behind its schedule by %d of %d arrivals", attempt, real.Behind, real.Scheduled)
-				if attempt == 3 {
-					t.Fatalf("the generator fell behind its schedule in %d attempts: the machine is too busy to compare it with the model", attempt)
+				if !real.ServerJoined || real.Dropped != 0 {
+					t.Fatalf("joined %v, dropped %d", real.ServerJoined, real.Dropped)
 				}
-			}
-			if !real.ServerJoined || real.Dropped != 0 {
-				t.Fatalf("joined %v, dropped %d", real.ServerJoined, real.Dropped)
-			}
-			if sum := real.OnTime + real.Rejected + real.TooLate + real.Unfinished; sum != real.Requests {
-				t.Errorf("outcomes add up to %d, not %d", sum, real.Requests)
-			}
-			tol := 0.02 * float64(model.Requests)
-			for _, c := range []struct {
-				name        string
-				real, model int
-			}{
-				{"requests", real.Requests, model.Requests},
-				{"on_time", real.OnTime, model.OnTime},
-				{"rejected", real.Rejected, model.Rejected},
-				{"too_late", real.TooLate, model.TooLate},
-				{"unfinished", real.Unfinished, model.Unfinished},
-			} {
-				if math.Abs(float64(c.real-c.model)) > tol {
-					t.Errorf("%s: real %d, model %d: more than 2%% of %d requests apart", c.name, c.real, c.model, model.Requests)
+				if sum := real.OnTime + real.Rejected + real.TooLate + real.Unfinished; sum != real.Requests {
+					t.Errorf("outcomes add up to %d, not %d", sum, real.Requests)
 				}
-			}
-			t.Logf("real %+v", real)
-			t.Logf("model %+v", model)
+				tol := 0.02 * float64(model.Requests)
+				for _, c := range []struct {
+					name        string
+					real, model int
+				}{
+					{"requests", real.Requests, model.Requests},
+					{"on_time", real.OnTime, model.OnTime},
+					{"rejected", real.Rejected, model.Rejected},
+					{"too_late", real.TooLate, model.TooLate},
+					{"unfinished", real.Unfinished, model.Unfinished},
+				} {
+					if math.Abs(float64(c.real-c.model)) > tol {
+						t.Errorf("%s: real %d, model %d: more than 2%% of %d requests apart", c.name, c.real, c.model, model.Requests)
+					}
+				}
+				t.Logf("real %+v", real)
+				t.Logf("model %+v", model)
+			})
 		})
 	}
 }
@@ -105,21 +93,19 @@ func TestLoadAgreesWithTheModel(t *testing.T) {
 // requests, 11 on time, 59 rejected), within one request.
 //
 // Every event of this scenario falls on a whole model second (service 5,
-// think 0 or 1, rejections at once), so the tie window can be 0.4 model s
-// without joining two steps: a completion and an arrival of one step are
-// ordered as in the model when the machine stalls the process for up to
-// 40 ms real at time scale 0.1. At 0.05 with the default window (5 ms
-// real), a VM whose host took its CPU put a rejected user's arrival
-// before the completion it tied with (32 requests, 26 rejected, to the
-// model's 30 and 24); so did stopping the test binary for 40 ms every
-// 300 ms, which this window and scale pass.
+// think 0 or 1, rejections at once): a completion and an arrival of one
+// step tie, and the tie window (0.4 model s) orders them as the model does.
 func TestThinkZeroAgreesWithTheModel(t *testing.T) {
-	t.Parallel() // two users: light beside TestLoadAgreesWithTheModel
+	t.Parallel()
+	synctest.Test(t, testThinkZero)
+}
+
+func testThinkZero(t *testing.T) {
 	for _, think := range []int{0, 1} {
 		sc := models.DefaultAdmissionScenario()
 		sc.Generator, sc.Users, sc.Workers, sc.Queue, sc.ServiceTime, sc.Think = models.GeneratorClosed, 2, 1, 0, 5, think
 		sc.Duration = 30
-		res, model := loadBesideTheModel(t, sc, 0.1, loadgen.Config{TieWindow: 0.4})
+		res, model := loadBesideTheModel(t, sc, loadgen.Config{TieWindow: 0.4})
 		// One request of slack: at the run's edges a real second is not a
 		// model step.
 		for _, c := range [][2]int{{res.Requests, model.Requests}, {res.OnTime, model.OnTime}, {res.Rejected, model.Rejected}} {
