@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 // absence is a failure.
 func requireDocker(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts containers; make test runs it")
+	}
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("docker is not usable under CI: %v", err)

@@ -22,6 +22,9 @@ import (
 // fails under CI, where .ci/run installs it.
 func requireTool(t *testing.T, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("runs %s as a child process; make test runs it", name)
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/loadlab/loadlab/experiments/exptest"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		cpulimit.Enter()
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	exptest.Main(m)
 }
 
 // silentTarget accepts connections and never answers.
@@ -160,6 +161,7 @@ func interruptChildWhen(t *testing.T, ready func(stderr string) bool, delay time
 // stderr kept (stderr readable while it runs).
 func startChild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
 	t.Helper()
+	skipChildren(t)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
 	out, errb := &bytes.Buffer{}, &lockedBuffer{}

@@ -14,10 +14,20 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 )
 
+// skipChildren skips a test that runs loadlab in child processes under
+// -short (the fast loop; make test runs them).
+func skipChildren(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs loadlab as child processes; make test runs it")
+	}
+}
+
 // loadlabChild runs this test binary as loadlab with args and returns its
 // exit code, stdout and stderr.
 func loadlabChild(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	skipChildren(t)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LOADLAB_RUN_MAIN=1")
 	var out, errb bytes.Buffer
@@ -37,6 +47,7 @@ func loadlabChild(t *testing.T, args ...string) (int, string, string) {
 // one JSON lines; loadlab merge combines them, from the folders, a folder
 // of folders or the log, into the whole matrix with its verdicts.
 func TestShardAndMergeCLI(t *testing.T) {
+	skipChildren(t) // (also in loadlabChild, but that runs in goroutines here)
 	t.Parallel() // child processes that check counts and verdicts, not speed
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 3)

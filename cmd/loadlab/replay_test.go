@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/loadlab/loadlab/experiments/exptest"
 	"math"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/loadlab/loadlab/experiments/compare"
@@ -34,10 +34,7 @@ const perCallOverhead = 0.6 // ms
 func TestSimulateRealAgreesWithTheModel(t *testing.T) {
 	// Not in parallel: it times real calls, and the package's other tests
 	// start experiments in child processes that load both cores.
-	bin := filepath.Join(t.TempDir(), "loadlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := exptest.BuildLoadlab(t)
 	const scale = 0.2
 	out, err := exec.Command(bin, "simulate", "concurrency", "--real", "--seeds", "1-3", "--time-scale", "0.2", "--json").Output()
 	if err != nil {

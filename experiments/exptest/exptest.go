@@ -4,9 +4,11 @@
 package exptest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -125,15 +127,51 @@ phased:
         set: {records: {workers: 6, queue: 6}}
 `
 
-// BuildLoadlab builds the real loadlab binary for the child runs.
+// BuildLoadlab is the real loadlab binary for the child runs: the one
+// make test built for every package ($LOADLAB_BIN), else one built once
+// for this test binary (removed by Main). Under -short the test is skipped.
 func BuildLoadlab(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "loadlab")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/loadlab/loadlab/cmd/loadlab")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if testing.Short() {
+		t.Skip("runs the loadlab command as a child process; make test runs it (-short skips children)")
 	}
-	return bin
+	if bin := os.Getenv("LOADLAB_BIN"); bin != "" {
+		return bin
+	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "loadlab-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "loadlab")
+		out, err := exec.Command("go", "build", "-o", built.bin, "github.com/loadlab/loadlab/cmd/loadlab").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// built is the one loadlab binary a test binary builds, when make test
+// does not give one (LOADLAB_BIN).
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// Main runs a package's tests (call it from TestMain) and then removes the
+// loadlab binary BuildLoadlab built for them, if it built one.
+func Main(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
 }
 
 // StartMock runs the real mock service on loopback for an experiment of
@@ -150,6 +188,9 @@ func StartMock(t *testing.T, seed uint32, timeScale float64) (string, *config.Co
 // under CI.
 func Chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser; make test runs it")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
