@@ -48,7 +48,7 @@ func loadlabChild(t *testing.T, args ...string) (int, string, string) {
 // of folders or the log, into the whole matrix with its verdicts.
 func TestShardAndMergeCLI(t *testing.T) {
 	skipChildren(t) // (also in loadlabChild, but that runs in goroutines here)
-	t.Parallel() // child processes that check counts and verdicts, not speed
+	t.Parallel()    // child processes that check counts and verdicts, not speed
 	dir := t.TempDir()
 	spec, hyp := lockedTinyExperiment(t, dir, 3)
 	shards := filepath.Join(dir, "shards")
