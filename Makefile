@@ -66,25 +66,19 @@ lint:
 	$(GO) vet ./...
 	$(GO) test -count=1 -run 'TestNoDevelopmentProcessWords' .
 
-# Packages whose tests use neither real time as their subject nor child
-# processes run two at a time (go test -p 2); meanwhile the test binaries
-# of every other package are built, two at a time, and then each runs
-# alone (-parallel 4 within it), so that real-time tests, container builds
-# and child runs do not compete for this machine's two cores with another
-# package or a build (deploy/run-tests.sh; a package of the second group
-# that fails after the virtual machine's host took at least 10% of the CPU
-# over some 5 seconds runs its failed tests once more, alone, both outputs
-# printed: its --help says how). A new package joins the second group unless listed here
-# ("." is the module's root: the layout and size tests). Within a
-# package, tests marked parallel (light, mostly waiting, or checking counts
-# rather than speed: the silent-target exits, Prometheus scraping, the
-# experiment runner's status checks) run up to four at a time. Every
-# package two at a time took 3 min instead of 5 but failed timing checks
-# on a fresh clone (a C5 limit, a model comparison, a contamination
-# window); three at a time, more.
-PARALLEL_PKGS := . budgets client/cpulimit client/sendpool client/split client/transport \
-	experiments/design experiments/judge experiments/models experiments/plan experiments/report \
-	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/yamlfile
+# Packages whose tests keep time on a fake clock (testing/synctest, the
+# real client and the real mock service over an in-memory network) or take
+# none as their subject run two at a time (go test -p 2); meanwhile the
+# test binaries of every other package are built, two at a time, and then
+# each runs alone (-parallel 4 within it): their tests still take real time
+# as their subject (experiments in child processes, containers, the
+# browser). No test runs twice (deploy/run-tests.sh --help). A new package
+# joins the second group unless listed here ("." is the module's root: the
+# layout and size tests).
+PARALLEL_PKGS := . budgets client/advise client/cpulimit client/faults client/pipeline client/probe \
+	client/records client/sendpool client/split client/threshold client/transport cmd/internal/cli \
+	experiments/compare experiments/design experiments/judge experiments/models experiments/plan experiments/report \
+	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/yamlfile
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a
 # goroutine that is ending.

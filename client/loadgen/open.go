@@ -35,8 +35,7 @@ func (g *generator) runOpen(ctx context.Context, p Pacer) {
 			g.send(ctx, c, req)
 		},
 		Abandon: func(req *request) { g.behindOne(req.scheduled) },
-		Due:     func(req *request) time.Time { return req.scheduled },
-		CPU:     g.cfg.CPU,
+		Due:     func(req *request) time.Time { return req.scheduled }, CPU: g.cfg.CPU,
 	})
 	defer func() {
 		pool.Close()

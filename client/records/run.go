@@ -131,10 +131,8 @@ type Config struct {
 	// A StartAt already past starts at once; Result.StartLateSeconds says
 	// by how much.
 	StartAt time.Time
-	// Dial, when set, opens every connection of the run (its calls, the
-	// identification, admin and metrics requests) instead of the system's
-	// dialer: an in-memory wire to a mock service in the same process,
-	// for tests whose clock is fake.
+	// Dial, when set, opens every connection of the run instead of the
+	// system's dialer: an in-memory wire, in tests on a fake clock.
 	Dial transport.Dialer
 	// Stop, once closed, begins no more records: those in progress finish
 	// within their deadlines (a drain), and the result is partial, the

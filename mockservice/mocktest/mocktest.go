@@ -6,12 +6,12 @@
 package mocktest
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -47,7 +47,7 @@ type Mock struct {
 	// Dial opens a connection to it: nil on loopback (the system's
 	// dialer), the Network's Dial in memory. Give it to the client under
 	// test (records.Config.Dial, …).
-	Dial transport.Dialer
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// TimeScale is the service's time scale, to give the client as well.
 	TimeScale float64
 	// Instances are every instance, this one first (URL http://…/i/k; one
@@ -64,7 +64,7 @@ func Start(tb testing.TB, o Options) *Mock {
 		urls []string
 		stop func() error
 		err  error
-		dial transport.Dialer
+		dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	)
 	if o.InMemory || o.Network != nil {
 		nw := o.Network
@@ -84,7 +84,9 @@ func Start(tb testing.TB, o Options) *Mock {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hc := transport.NewDial(4, dial)
+	// Redirects are answers, as loadlab's own clients take them.
+	hc := &http.Client{Transport: &http.Transport{DialContext: dial, Proxy: nil},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tb.Cleanup(func() {
 		_ = stop()
 		hc.CloseIdleConnections()
