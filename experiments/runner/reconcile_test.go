@@ -16,6 +16,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -25,23 +26,28 @@ import (
 
 // A mock service still busy with earlier work when a run's reset comes
 // makes the run contaminated, with the figures; the matrix goes on, the
-// wait is bounded, and runs after the work ends are valid.
+// wait is bounded, and runs after the work ends are valid. The earlier
+// work is a write that never ends by itself: its client leaves when the
+// first run is done, and the service drops it (cancel on disconnect), so
+// which runs see it busy does not depend on how fast the machine starts
+// the runner's children.
 func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
-	t.Parallel() // mostly waiting for the stray write; it checks statuses, not speed
+	t.Parallel() // mostly waiting for the quiet limit; it checks statuses, not speed
 	bin := exptest.BuildLoadlab(t)
 	dir := t.TempDir()
 	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", strings.Replace(exptest.TinySpec, "[C2, C4]", "[C4]", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The mock service has a profile whose writes take 60 lab seconds (3 s
-	// real): one write started under it outlives the runner's quiet limit,
-	// which the runner computes from the configuration it is told of, the
-	// default one (3 × the 8 s hang × 0.05 = 1.2 s).
+	// The mock service has a profile whose writes take an hour: the stray
+	// write outlives the runner's quiet limit, which the runner computes
+	// from the configuration it is told of, the default one (3 × the 8 s
+	// hang × 0.05 = 1.2 s).
 	cfg := config.Default()
 	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
+	cfg.Records.CancelOnDisconnect = true
 	cfg.Profiles["stuck"] = config.Profile{Enrichment: cfg.Profiles[config.ProfileHealthy].Enrichment,
-		Records: latency.Spec{Kind: "fixed", Value: 60 * time.Second}}
+		Records: latency.Spec{Kind: "fixed", Value: time.Hour}}
 	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	told := config.Default()
 	told.Seed, told.TimeScale = spec.Seed, spec.TimeScale
@@ -49,18 +55,21 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 	if err := m.Client.SetProfile(ctx, "stuck"); err != nil {
 		t.Fatal(err)
 	}
+	strayCtx, leave := context.WithCancel(ctx)
+	defer leave()
 	stray := make(chan struct{})
 	go func() {
 		defer close(stray)
-		resp, err := http.Post(m.URL+api.PathRecords, "application/json", strings.NewReader(`{"id":"stray","complete":true}`))
-		if err == nil {
+		req, _ := http.NewRequestWithContext(strayCtx, http.MethodPost, m.URL+api.PathRecords, strings.NewReader(`{"id":"stray","complete":true}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}()
 	for m.Service.Stats().Stations[api.Records].Busy == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	r := mustNew(t, Config{Spec: spec, Binary: bin, Target: m.URL, MockConfig: told}, nil)
+	r := mustNew(t, Config{Spec: spec, Binary: bin, Target: m.URL, MockConfig: told}, leaveAfterFirst{leave})
 	start := time.Now()
 	res, err := r.Run(ctx)
 	if err != nil {
@@ -80,6 +89,18 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 	}
 	if cs := res.Cells[0]; cs.Valid == cs.Runs || len(cs.Excluded) == 0 || !strings.Contains(cs.Excluded[0], "run 1: contaminated") {
 		t.Errorf("cell: %d valid of %d, excluded %q", cs.Valid, cs.Runs, cs.Excluded)
+	}
+}
+
+// leaveAfterFirst ends the stray write's client once the first run is done.
+type leaveAfterFirst struct{ leave context.CancelFunc }
+
+func (leaveAfterFirst) BiasMeasured(judge.CellBias, float64)           {}
+func (leaveAfterFirst) Advising(string, string)                        {}
+func (leaveAfterFirst) RunStarting(plan.Unit, int, int, time.Duration) {}
+func (l leaveAfterFirst) RunDone(_ judge.RunRecord, done, _ int, _ time.Duration) {
+	if done == 1 {
+		l.leave()
 	}
 }
 

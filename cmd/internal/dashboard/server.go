@@ -135,6 +135,11 @@ func (s *Server) Snapshot() State {
 func (s *Server) snapshotJSON() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.snapshotLocked()
+}
+
+// snapshotLocked is snapshotJSON with s.mu held.
+func (s *Server) snapshotLocked() []byte {
 	st := s.state
 	st.Dropped, st.Now = s.dropped.Load(), time.Now().UTC()
 	b, _ := json.Marshal(st)
@@ -204,9 +209,12 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	// The first state and the subscription under one lock: a push between
+	// them (the work's last, say) would reach neither this browser's first
+	// state nor its channel, and nothing changes after the last.
 	c := make(chan []byte, 1)
-	c <- s.snapshotJSON()
 	s.mu.Lock()
+	c <- s.snapshotLocked()
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
