@@ -126,7 +126,7 @@ func (ex *execution) probeConfig(d pipeline.Dependency, mock api.Client, scale f
 		// Never shorter than a call may take: a step must see calls end.
 		cfg.Step, cfg.WarmUp = max(cfg.Step/exploratoryProbe, cfg.Timeout, minProbeStep), cfg.WarmUp/exploratoryProbe
 	}
-	cfg.OKStatuses, cfg.RejectStatuses = d.Success, d.Rejection
+	cfg.OKStatuses, cfg.RejectStatuses, cfg.Dial = d.Success, d.Rejection, ex.cfg.Dial
 	if ps.StopErrorRatio > 0 {
 		cfg.StopErrorRatio = ps.StopErrorRatio
 	}

@@ -2,16 +2,95 @@ package runner
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
+
+// advisedHypotheses is one claim on the advised cell, under rules whose
+// unlocked design makes the run exploratory (probe steps shortened).
+const advisedHypotheses = `rules: paired-v2
+hypotheses:
+  - id: A1
+    claim: The advised strategy gets no write 503s under slow writes.
+    source: test
+    metric: write_rejections
+    cell: {strategy: advised, scenario: slow-write, cpu: cpus-1}
+    op: "=="
+    threshold: 0
+`
+
+// The advice's rules, exactly: the runner probes the enrichment API, then
+// the system of record, of the real mock service under slow writes, and
+// advises fewer write permits than the 13 concurrent writes where 503s
+// begin (6 workers and 6 queue slots). The probes, the service and the
+// wire between them (in memory) share a synctest bubble's fake clock, so
+// every step sees exactly the service's shape, whatever the machine does.
+func TestAdviseUnderAFakeClock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.AdvisedSpec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", advisedHypotheses), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mcfg := config.Default()
+		mcfg.Seed, mcfg.TimeScale = spec.Seed, spec.TimeScale
+		m := mocktest.Start(t, mocktest.Options{Config: mcfg, InMemory: true})
+		var probed []string
+		r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Target: m.URL, MockConfig: mcfg, Dial: m.Dial},
+			heard{advising: func(sc, dep string) { probed = append(probed, sc+"/"+dep) }})
+		ctx := context.Background()
+		mock, err := r.checkMock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := &execution{Runner: r, mock: mock, bias: r.planBias(), ranNow: map[plan.Unit]bool{}}
+		a := ex.adviseAll(ctx)["slow-write"]
+		if a == nil || a.Failed != "" || len(a.Probes) != 2 || a.Shortened == "" || strings.Join(probed, ",") != "slow-write/enrichment,slow-write/records" {
+			t.Fatalf("advice %+v; probed %v", a, probed)
+		}
+		rec := a.Probes["records"]
+		// The exploratory probe's window: the call timeout (2 s at 0.2).
+		if w := rec.Steps[0].WindowSeconds; math.Abs(w-0.4) > 1e-9 {
+			t.Errorf("window %v s, want the call timeout 0.4 s", w)
+		}
+		// Up to 12 concurrent writes the service takes every one; the 13th
+		// has neither a worker nor a queue slot.
+		for _, st := range rec.Steps {
+			if (st.Concurrency <= 12) != (st.Rejected == 0) || st.OK == 0 {
+				t.Errorf("records at %d: %d ok, %d rejected", st.Concurrency, st.OK, st.Rejected)
+			}
+		}
+		rb, permits := rec.RejectionsBeginAt, a.Strategy.Permits["records"]
+		if rb == nil || *rb != 13 || permits < 1 || permits >= *rb || a.Strategy.RecordsInFlight < 1 {
+			t.Errorf("records: rejections from %v, permits %d; strategy %+v", rb, permits, a.Strategy)
+		}
+		// On the fake clock the plateau is the station's own: 6 workers
+		// over a 150 ms write at time scale 0.2, 200 writes per second, one
+		// write per record; the permits are the knee, the worker count.
+		want := float64(mcfg.Records.Workers) / (config.DefaultSlowWriteTime.Seconds() * spec.TimeScale)
+		if a.Advice.Bottleneck != "records" || math.Abs(a.Advice.RateBound-want) > want/100 || permits != mcfg.Records.Workers {
+			t.Errorf("bottleneck %s at %.2f records/s (want records at %.0f), %d write permits (want %d)",
+				a.Advice.Bottleneck, a.Advice.RateBound, want, permits, mcfg.Records.Workers)
+		}
+	})
+}
 
 // The strategy "advised" end to end: the runner probes both dependencies
 // on the real mock service under the cell's profile, advises, and runs the
@@ -21,20 +100,17 @@ func TestAdvisedCellsEndToEnd(t *testing.T) {
 	t.Parallel() // it checks counts and the advice's rules, not speed
 	bin := exptest.BuildLoadlab(t)
 	dir := t.TempDir()
-	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.AdvisedSpec))
+	// In real time a probe's step must outlast what a busy machine can
+	// stall a client for: windows of 2 s (40 lab s, a quarter of it at 0.2
+	// as the run is exploratory), five times the call timeout, over few
+	// steps. What the probes find exactly is TestAdviseUnderAFakeClock's.
+	few := strings.NewReplacer("step: 1s", "step: 40s", "[1, 4, 16]", "[1, 16]",
+		"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]", "[1, 6, 12, 13]").Replace(exptest.AdvisedSpec)
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", few))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", `rules: paired-v2
-hypotheses:
-  - id: A1
-    claim: The advised strategy gets no write 503s under slow writes.
-    source: test
-    metric: write_rejections
-    cell: {strategy: advised, scenario: slow-write, cpu: cpus-1}
-    op: "=="
-    threshold: 0
-`), spec)
+	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", advisedHypotheses), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +131,10 @@ hypotheses:
 	t.Logf("advised: %+v; bottleneck %s at %.1f records/s real; knee of records %v", a.Strategy, a.Advice.Bottleneck, a.Advice.RateBound, a.Probes["records"].Knee)
 	rb := a.Probes["records"].RejectionsBeginAt
 	permits := a.Strategy.Permits["records"]
-	if rb == nil || *rb != 13 || permits < 1 || permits >= *rb || a.Strategy.RecordsInFlight < 1 {
+	if w := a.Probes["records"].Steps[0].WindowSeconds; math.Abs(w-2) > 1e-9 {
+		t.Errorf("probe window %v s, want 2 s", w)
+	}
+	if permits < 1 || (rb != nil && permits >= *rb) || a.Strategy.RecordsInFlight < 1 {
 		t.Errorf("records: rejections from %v, permits %d; strategy %+v", rb, permits, a.Strategy)
 	}
 	for _, run := range res.Runs {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -46,6 +47,11 @@ type Config struct {
 	ClientTarget string
 	// AdminToken is the bearer token of the mock service's admin routes.
 	AdminToken string
+	// Dial, when set, opens the connections of the runner's own requests
+	// (admin routes, scrapes, the advised strategy's probes) instead of
+	// the system's dialer: a test's in-memory network. The client runs
+	// are child processes and always dial for themselves.
+	Dial transport.Dialer
 	// MockConfig is the mock service's configuration, the source of each
 	// cell's bound and of the wait for quiet; the zero Config means
 	// config.Default().
@@ -233,7 +239,10 @@ func (ex *execution) advise(ctx context.Context, res *judge.Results) error {
 // checkMock asks the target whether it is a loadlab mock service at the
 // experiment's time scale whose admin routes answer.
 func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
-	mock := api.Client{BaseURL: r.cfg.Target, Token: r.cfg.AdminToken}
+	mock := api.Client{BaseURL: r.cfg.Target, Token: r.cfg.AdminToken, Dial: r.cfg.Dial}
+	if r.cfg.Dial != nil {
+		mock.HTTP = transport.NewDial(8, r.cfg.Dial)
+	}
 	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.cfg.Wait)
 	switch {
 	case err != nil:
