@@ -88,6 +88,19 @@ const nonZero = `((id) => {
 		!!document.querySelector('[data-chart="' + id + '"] canvas');
 })`
 
+// waitDone waits until the page says the work is done; failing, it says
+// what the page last showed and what the command printed.
+func waitDone(t *testing.T, ctx context.Context, what string, errb *lockedBuffer, limit time.Duration) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.body.dataset.status === "done"`, chromedp.WithPollingTimeout(limit)))
+	if err == nil {
+		return
+	}
+	shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href, status: document.body.dataset.status || null,
+		state: window.loadlabState ? {status: loadlabState.status, message: loadlabState.message} : null})`))
+	t.Fatalf("%s never said done within %v: %v; the page shows %s; stderr: %s", what, limit, err, shown, errb.String())
+}
+
 // A tiny real experiment watched in Debian's chromium: the grid reaches
 // its final state (every run valid, none pending or running), the charts
 // of accepted rates and calls in flight hold non-zero data and are drawn,
@@ -108,10 +121,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.body.dataset.status === "done"`,
-		chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
-		t.Fatalf("the page never said done: %v; %s", err, errb.String())
-	}
+	waitDone(t, ctx, "the page", errb, 2*time.Minute)
 	screenshot(t, ctx, "dashboard-experiment.png")
 	grid, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#grid td[data-status]")].map((e) => e.dataset.status)`))
 	if err != nil || len(grid) != 8 || strings.Count(strings.Join(grid, " "), "valid") != 8 {
@@ -147,10 +157,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(dashboardURL(t, cmd, errb))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.body.dataset.status === "done"`,
-		chromedp.WithPollingTimeout(time.Minute))); err != nil {
-		t.Fatalf("the run's page never said done: %v; %s", err, errb.String())
-	}
+	waitDone(t, ctx, "the run's page", errb, time.Minute)
 	screenshot(t, ctx, "dashboard-run.png")
 	for _, id := range []string{"inflight", "accepted", "classes"} {
 		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](nonZero+`("`+id+`")`)); err != nil || !ok {
@@ -163,10 +170,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(dashboardURL(t, cmd, errb))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.body.dataset.status === "done"`,
-		chromedp.WithPollingTimeout(time.Minute))); err != nil {
-		t.Fatalf("the load's page never said done: %v; %s", err, errb.String())
-	}
+	waitDone(t, ctx, "the load's page", errb, time.Minute)
 	screenshot(t, ctx, "dashboard-load.png")
 	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](nonZero+`("sent")`)); err != nil || !ok {
 		t.Errorf("the load's requests chart: no non-zero data drawn (%v)", err)
