@@ -12,7 +12,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
-	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -31,6 +30,20 @@ hypotheses:
     threshold: 0
 `
 
+// loadAdvised is the experiment spec and advisedHypotheses, written in dir.
+func loadAdvised(t *testing.T, dir, spec string) (design.Spec, []design.Hypothesis) {
+	t.Helper()
+	sp, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", advisedHypotheses), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp, hs
+}
+
 // The advice's rules, exactly: the runner probes the enrichment API, then
 // the system of record, of the real mock service under slow writes, and
 // advises fewer write permits than the 13 concurrent writes where 503s
@@ -40,15 +53,7 @@ hypotheses:
 func TestAdviseUnderAFakeClock(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", exptest.AdvisedSpec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", advisedHypotheses), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec, hs := loadAdvised(t, t.TempDir(), exptest.AdvisedSpec)
 		mcfg := config.Default()
 		mcfg.Seed, mcfg.TimeScale = spec.Seed, spec.TimeScale
 		m := mocktest.Start(t, mocktest.Options{Config: mcfg, InMemory: true})
@@ -60,8 +65,7 @@ func TestAdviseUnderAFakeClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex := &execution{Runner: r, mock: mock, bias: r.planBias(), ranNow: map[plan.Unit]bool{}}
-		a := ex.adviseAll(ctx)["slow-write"]
+		a := r.newExecution(mock).adviseAll(ctx)["slow-write"]
 		if a == nil || a.Failed != "" || len(a.Probes) != 2 || a.Shortened == "" || strings.Join(probed, ",") != "slow-write/enrichment,slow-write/records" {
 			t.Fatalf("advice %+v; probed %v", a, probed)
 		}
@@ -106,14 +110,7 @@ func TestAdvisedCellsEndToEnd(t *testing.T) {
 	// steps. What the probes find exactly is TestAdviseUnderAFakeClock's.
 	few := strings.NewReplacer("step: 1s", "step: 40s", "[1, 4, 16]", "[1, 16]",
 		"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]", "[1, 6, 12, 13]").Replace(exptest.AdvisedSpec)
-	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "spec.yaml", few))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", advisedHypotheses), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, hs := loadAdvised(t, dir, few)
 	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
 	var probed []string
 	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg},

@@ -58,7 +58,7 @@ func (ex *execution) startScaleOne(ctx context.Context) (stop func()) {
 		missing(fmt.Sprintf("the mock service at time scale 1 did not start: %v", err))
 		return func() {}
 	}
-	one := api.Client{BaseURL: url, Token: ex.cfg.AdminToken}
+	one := ex.mockClient(url)
 	id, err := one.DiscoverWait(ctx, api.PathEnrich, ex.cfg.Wait)
 	switch {
 	case err != nil:

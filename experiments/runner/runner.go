@@ -169,7 +169,7 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	if res.ExperimentSHA256 == "" && r.cfg.ExperimentFile != "" {
 		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
 	}
-	ex := &execution{Runner: r, mock: mock, bias: r.planBias(), ranNow: map[plan.Unit]bool{}}
+	ex := r.newExecution(mock)
 	res.TimeScaleBias = ex.bias
 	units := plan.Units(spec)
 	if r.cfg.Shard != nil {
@@ -236,13 +236,29 @@ func (ex *execution) advise(ctx context.Context, res *judge.Results) error {
 	return nil
 }
 
+// adminConns bounds the runner's own connections to a mock service over
+// Config.Dial: its admin requests are one at a time.
+const adminConns = 2
+
+// mockClient drives the mock service at url with the admin token, over
+// Config.Dial when it is set.
+func (r *Runner) mockClient(url string) api.Client {
+	c := api.Client{BaseURL: url, Token: r.cfg.AdminToken, Dial: r.cfg.Dial}
+	if r.cfg.Dial != nil {
+		c.HTTP = transport.NewDial(adminConns, r.cfg.Dial)
+	}
+	return c
+}
+
+// newExecution is one Run's state against mock.
+func (r *Runner) newExecution(mock api.Client) *execution {
+	return &execution{Runner: r, mock: mock, bias: r.planBias(), ranNow: map[plan.Unit]bool{}}
+}
+
 // checkMock asks the target whether it is a loadlab mock service at the
 // experiment's time scale whose admin routes answer.
 func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
-	mock := api.Client{BaseURL: r.cfg.Target, Token: r.cfg.AdminToken, Dial: r.cfg.Dial}
-	if r.cfg.Dial != nil {
-		mock.HTTP = transport.NewDial(8, r.cfg.Dial)
-	}
+	mock := r.mockClient(r.cfg.Target)
 	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.cfg.Wait)
 	switch {
 	case err != nil:
