@@ -70,11 +70,13 @@ lint:
 # real client and the real mock service over an in-memory network) or take
 # none as their subject run two at a time (go test -p 2); meanwhile the
 # test binaries of every other package are built, two at a time, and then
-# each runs alone (-parallel 4 within it): their tests still take real time
-# as their subject (experiments in child processes, containers, the
-# browser). No test runs twice (deploy/run-tests.sh --help). A new package
-# joins the second group unless listed here ("." is the module's root: the
-# layout and size tests).
+# they run three at a time, the longest first (-parallel 4 within each):
+# their tests take real time as their subject (experiments in child
+# processes, containers, the browser), each with a tolerance derived from
+# what it measures. No test runs twice (deploy/run-tests.sh --help;
+# LANES=1 in the environment runs the second group one at a time). A new
+# package joins the second group unless listed here ("." is the module's
+# root: the layout and size tests).
 PARALLEL_PKGS := . budgets client/advise client/cpulimit client/faults client/pipeline client/probe \
 	client/records client/sendpool client/split client/threshold client/transport cmd/internal/cli \
 	experiments/compare experiments/design experiments/judge experiments/models experiments/plan experiments/report \

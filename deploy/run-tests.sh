@@ -12,17 +12,18 @@
 #    other work beside them changes nothing they check. Meanwhile the
 #    test binaries of every other package are built, two at a time
 #    (go test -c).
-# 2. Then every other package's binary runs alone, from its package's
-#    folder as go test runs it, with -test.parallel 4: their tests still
-#    take real time as their subject (experiments in child processes,
-#    containers, the browser), and run without another package or a build
-#    beside them.
-#
+# 2. Then every other package's binary runs, from its package's folder as
+#    go test runs it, with -test.parallel 4, $LANES packages at a time
+#    (default 3), the longest first: their tests take real time as their
+#    subject (experiments in child processes, containers, the browser),
+#    each with a tolerance derived from what it measures, so that the
+#    packages beside it change none of their outcomes; LANES=1 runs them
+#    one at a time.
 # Each package's outcome is printed as go test prints it (ok, FAIL, or no
 # test files, with the seconds its tests took); a failing package's output
 # is printed in full. No test is run twice. Exit status 1 if any package
-# failed or did not build. GO (default go) and GOTEST_TIMEOUT (default
-# 14m) in the environment.
+# failed or did not build. GO (default go), GOTEST_TIMEOUT (default 14m)
+# and LANES (default 3) in the environment.
 set -uo pipefail
 
 case "${1:-}" in
@@ -32,6 +33,7 @@ esac
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 timeout="${GOTEST_TIMEOUT:-14m}"
+lanes="${LANES:-3}"
 module="$($GO list -m)"
 
 parallel=()
@@ -70,17 +72,19 @@ status=0
 wait "$builder"
 builder=""
 
-for pkg in "${serial[@]}"; do
+# run PKG: its test binary from its folder, with the line go test would
+# print (and the whole output when it failed), printed under a lock so
+# that lanes do not mix their lines; a failure leaves .failed beside it.
+run() {
+	local pkg="$1" name bin dir begun rc ms took
 	name="$(echo "${pkg#"$module"}" | tr / _)"
 	bin="$bins/x$name.test"
 	if [ -e "$bins/x$name.failed" ]; then
-		cat "$bins/x$name.log"
-		printf 'FAIL\t%s [build failed]\n' "$pkg"
-		status=1
-		continue
+		flock "$bins" sh -c 'cat "$1"; printf "FAIL\t%s [build failed]\n" "$2"' - "$bins/x$name.log" "$pkg"
+		return
 	elif [ ! -e "$bin" ]; then
-		printf '?   \t%s\t[no test files]\n' "$pkg"
-		continue
+		flock "$bins" printf '?   \t%s\t[no test files]\n' "$pkg"
+		return
 	fi
 	dir=".${pkg#"$module"}" # the package's folder, from the module's root (cd'd to above)
 	begun=$(date +%s%N)
@@ -90,11 +94,22 @@ for pkg in "${serial[@]}"; do
 	took="$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	# A passing package's output is not shown, as go test shows none.
 	if [ $rc -eq 0 ]; then
-		printf 'ok  \t%s\t%ss\n' "$pkg" "$took"
-		continue
+		flock "$bins" printf 'ok  \t%s\t%ss\n' "$pkg" "$took"
+		return
 	fi
-	cat "$bin.out"
-	printf 'FAIL\t%s\t%ss\n' "$pkg" "$took"
-	status=1
-done
+	echo failed >"$bins/x$name.failed"
+	flock "$bins" sh -c 'cat "$1"; printf "FAIL\t%s\t%ss\n" "$2" "$3"' - "$bin.out" "$pkg" "$took"
+}
+export -f run
+export timeout
+
+# The longest first, so that the last lane to finish is not the one that
+# drew deploy at the end.
+mapfile -t order < <(printf '%s\n' "${serial[@]}" | awk -v m="$module" '
+	$0 == m"/deploy" {print 0, $0; next}
+	$0 == m"/cmd/loadlab" {print 1, $0; next}
+	$0 == m"/experiments/runner" {print 2, $0; next}
+	{print 3, $0}' | sort -s -k1,1n | cut -d" " -f2)
+printf '%s\n' "${order[@]}" | xargs -P "$lanes" -I{} bash -c 'run {}'
+ls "$bins"/*.failed >/dev/null 2>&1 && status=1
 exit $status
