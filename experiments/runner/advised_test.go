@@ -104,11 +104,13 @@ func TestAdvisedCellsEndToEnd(t *testing.T) {
 	t.Parallel() // it checks counts and the advice's rules, not speed
 	bin := exptest.BuildLoadlab(t)
 	dir := t.TempDir()
-	// In real time a probe's step must outlast what a busy machine can
-	// stall a client for: windows of 2 s (40 lab s, a quarter of it at 0.2
-	// as the run is exploratory), five times the call timeout, over few
-	// steps. What the probes find exactly is TestAdviseUnderAFakeClock's.
-	few := strings.NewReplacer("step: 1s", "step: 40s", "[1, 4, 16]", "[1, 16]",
+	// In real time a probe's step and a call must outlast what a busy
+	// machine can stall a client for: windows of 2 s (40 lab s, a quarter
+	// of it at 0.2 as the run is exploratory) over few steps, and a call
+	// timeout of 2 s (10 lab s; at 0.4 s a C4 run beside two other test
+	// packages once timed a write out, leaving its outcome unknown). What
+	// the probes find exactly is TestAdviseUnderAFakeClock's.
+	few := strings.NewReplacer("step: 1s", "step: 40s", "call_timeout: 2s", "call_timeout: 10s", "[1, 4, 16]", "[1, 16]",
 		"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]", "[1, 6, 12, 13]").Replace(exptest.AdvisedSpec)
 	spec, hs := loadAdvised(t, dir, few)
 	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
