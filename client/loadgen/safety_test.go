@@ -151,24 +151,19 @@ func TestInterruptedRunIsPartial(t *testing.T) {
 func TestInputCaps(t *testing.T) {
 	sc := loadgen.OpeningSchedule()
 	sc.Duration = loadgen.MaxDuration + 1
-	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "duration_s") || !strings.Contains(err.Error(), "86400") {
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !field.Is(err, "duration_s") || !strings.Contains(err.Error(), "86400") {
 		t.Errorf("duration: %v", err)
 	}
 	sc = loadgen.OpeningSchedule()
 	sc.BaseRate, sc.PeakRate = 1<<40, 1<<40
-	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "duration_s") || !strings.Contains(err.Error(), "100000000") {
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !field.Is(err, "duration_s") || !strings.Contains(err.Error(), "100000000") {
 		t.Errorf("arrivals: %v", err)
 	}
 	sc = loadgen.OpeningSchedule()
 	sc.Mode, sc.Users = loadgen.Closed, loadgen.MaxUsers+1
-	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !isField(err, "users") || !strings.Contains(err.Error(), "100000") {
+	if err := (loadgen.Config{Target: "http://127.0.0.1:1/", Schedule: sc, Arrivals: loadgen.ArrivalsStep, TimeScale: 1}).Validate(); !field.Is(err, "users") || !strings.Contains(err.Error(), "100000") {
 		t.Errorf("users: %v", err)
 	}
-}
-
-func isField(err error, name string) bool {
-	fe, ok := field.Of(err)
-	return ok && fe.Field == name
 }
 
 // A mock that refuses its reset (a token is needed) is refused before any

@@ -36,8 +36,7 @@ func TestParseConcurrency(t *testing.T) {
 // isField reports whether err is a *field.Error about name, in one line
 // that starts with the name.
 func isField(err error, name string) bool {
-	fe, ok := field.Of(err)
-	return ok && fe.Field == name && strings.HasPrefix(err.Error(), name+": ") && !strings.Contains(err.Error(), "\n")
+	return field.Is(err, name) && strings.HasPrefix(err.Error(), name+": ") && !strings.Contains(err.Error(), "\n")
 }
 
 // Every bound is checked, and its error names the field.

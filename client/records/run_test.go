@@ -21,6 +21,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/latency"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // When LOADLAB_C1_TARGET is set the test binary runs one C1 run against it
@@ -139,7 +140,7 @@ func testSlowWriteC4(t *testing.T) {
 		t.Errorf("C4: %d write rejections, %d records write_rejected; want none", c4.WriteRejections, c4.WriteRejected)
 	}
 	if c4.PeakConcurrentWrite == nil || *c4.PeakConcurrentWrite > 6 || c4.PeakInFlight[records.Records] > 6 {
-		t.Errorf("C4: server saw %v concurrent writes, client %d; want ≤ 6", show(c4.PeakConcurrentWrite), c4.PeakInFlight[records.Records])
+		t.Errorf("C4: server saw %v concurrent writes, client %d; want ≤ 6", testkit.Value(c4.PeakConcurrentWrite), c4.PeakInFlight[records.Records])
 	}
 	if c4.Complete != 200 {
 		t.Errorf("C4: %d complete, want 200", c4.Complete)
@@ -150,7 +151,7 @@ func testSlowWriteC4(t *testing.T) {
 		t.Errorf("C2: %d write rejections, %d records write_rejected; want some, equal", c2.WriteRejections, c2.WriteRejected)
 	}
 	if c2.PeakConcurrentWrite == nil || *c2.PeakConcurrentWrite <= 12 {
-		t.Errorf("C2: server saw %v concurrent writes, want > 12", show(c2.PeakConcurrentWrite))
+		t.Errorf("C2: server saw %v concurrent writes, want > 12", testkit.Value(c2.PeakConcurrentWrite))
 	}
 	// What the client saw reconciles with what the server counted: 201s
 	// with new stored writes, writes sent with the writes the station saw.
@@ -168,13 +169,6 @@ func testSlowWriteC4(t *testing.T) {
 	}
 	t.Logf("C4 %.1f accepted/s, C2 %.1f accepted/s (%d rejections, peak %d writes)",
 		c4.AcceptedPerLabSecond, c2.AcceptedPerLabSecond, c2.WriteRejections, *c2.PeakConcurrentWrite)
-}
-
-func show(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // Under slow enrichment with hangs: calls that hang past the call timeout

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // splitResults cuts complete results into the n partial results their
@@ -45,15 +45,6 @@ func splitResults(t *testing.T, res *Results, n int) []Part {
 	return parts
 }
 
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // Merging the shards of committed results gives back exactly the runs,
 // cells and verdicts one machine wrote, whatever the number of shards and
 // the order they are given in.
@@ -73,7 +64,7 @@ func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s in %d shards: %v", dir, n, err)
 			}
-			if asJSON(t, merged.Runs) != asJSON(t, res.Runs) {
+			if testkit.JSON(t, merged.Runs) != testkit.JSON(t, res.Runs) {
 				t.Errorf("%s in %d shards: the merged runs differ from one machine's", dir, n)
 			}
 			if err := compare(dir, []any{"cells", merged.Cells, res.Cells, "verdicts", merged.Verdicts, res.Verdicts}); err != nil {

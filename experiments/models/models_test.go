@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/mockservice/latency"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // The figures published in concurrency-simulation.txt (medians over seeds
@@ -133,7 +134,7 @@ func TestAdmissionReproducesThePublishedRuns(t *testing.T) {
 				t.Errorf("got %d requests, %d on time, %d rejected, %d too late; want 300, 196, 100, 0", r.Requests, r.OnTime, r.Rejected, r.TooLate)
 			}
 			if !eqp(r.P95LatencyS, intp(8)) || !eqp(r.QueueFullAtS, intp(15)) || !eqp(r.QueueEmptyAtS, intp(48)) {
-				t.Errorf("p95 %v, full at %v, empty at %v; want 8, 15, 48", show(r.P95LatencyS), show(r.QueueFullAtS), show(r.QueueEmptyAtS))
+				t.Errorf("p95 %v, full at %v, empty at %v; want 8, 15, 48", testkit.Value(r.P95LatencyS), testkit.Value(r.QueueFullAtS), testkit.Value(r.QueueEmptyAtS))
 			}
 		}},
 		{"queue 50", func(s *AdmissionScenario) { s.Queue = 50 }, func(t *testing.T, r AdmissionResult) {
@@ -143,7 +144,7 @@ func TestAdmissionReproducesThePublishedRuns(t *testing.T) {
 		}},
 		{"closed, 16 users", func(s *AdmissionScenario) { s.Generator = GeneratorClosed; s.Users = 16 }, func(t *testing.T, r AdmissionResult) {
 			if r.OnTime != 231 || !eqp(r.P95LatencyS, intp(3)) {
-				t.Errorf("got %d on time, p95 %v; want 231, 3", r.OnTime, show(r.P95LatencyS))
+				t.Errorf("got %d on time, p95 %v; want 231, 3", r.OnTime, testkit.Value(r.P95LatencyS))
 			}
 		}},
 	}
@@ -243,8 +244,8 @@ func TestAdmissionClosedUserAfterARejection(t *testing.T) {
 			if got.requests != tt.want.requests || got.onTime != tt.want.onTime || got.rejected != tt.want.rejected ||
 				got.tooLate != tt.want.tooLate || got.unfinished != tt.want.unfinished || got.wasted != tt.want.wasted || !eqp(got.p95, tt.want.p95) {
 				t.Errorf("got %d requests: %d on time, %d rejected, %d too late, %d unfinished, %d wasted, p95 %v\nwant %d: %d, %d, %d, %d, %d, p95 %v",
-					got.requests, got.onTime, got.rejected, got.tooLate, got.unfinished, got.wasted, show(got.p95),
-					tt.want.requests, tt.want.onTime, tt.want.rejected, tt.want.tooLate, tt.want.unfinished, tt.want.wasted, show(tt.want.p95))
+					got.requests, got.onTime, got.rejected, got.tooLate, got.unfinished, got.wasted, testkit.Value(got.p95),
+					tt.want.requests, tt.want.onTime, tt.want.rejected, tt.want.tooLate, tt.want.unfinished, tt.want.wasted, testkit.Value(tt.want.p95))
 			}
 			arrivals := make([]int, len(r.Timeline))
 			for i, sec := range r.Timeline {
@@ -312,13 +313,6 @@ func TestConcurrencyValidationNamesTheField(t *testing.T) {
 }
 
 func eqp(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func show(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
 
 func BenchmarkConcurrencyDefaultTable(b *testing.B) {
 	sc := DefaultConcurrencyScenario()

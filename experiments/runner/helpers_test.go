@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -43,13 +42,3 @@ func mustNew(t *testing.T, cfg Config, p Progress) *Runner {
 type startFunc func(config.Config) (string, func() error, error)
 
 func (f startFunc) StartMock(c config.Config) (string, func() error, error) { return f(c) }
-
-// asJSON is v as JSON, for comparing results whole.
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // The tiny matrix run as two shards and whole, side by side, by three
@@ -111,7 +112,7 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 	if len(merged.Verdicts) != len(hs) || len(whole.Verdicts) != len(hs) {
 		t.Fatalf("%d verdicts merged, %d on one machine, %d hypotheses", len(merged.Verdicts), len(whole.Verdicts), len(hs))
 	}
-	if a, b := asJSON(t, merged.Calibration), asJSON(t, whole.Calibration); a != b {
+	if a, b := testkit.JSON(t, merged.Calibration), testkit.JSON(t, whole.Calibration); a != b {
 		t.Errorf("calibration merged %s, one machine %s", a, b)
 	}
 	for i, v := range merged.Verdicts {

@@ -48,6 +48,13 @@ func Of(err error) (*Error, bool) {
 	return fe, ok
 }
 
+// Is says whether err is about field name (a *Error of that field, or
+// wrapping one).
+func Is(err error, name string) bool {
+	fe, ok := Of(err)
+	return ok && fe.Field == name
+}
+
 // Names maps fields to what a user types for them (a command's flags):
 // a field is named by the longest dotted prefix of it in the map.
 type Names map[string]string
