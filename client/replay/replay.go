@@ -64,6 +64,12 @@ type Trial struct {
 	// AdmissionLagMs is the longest real delay in the workload from a
 	// request's issue by the client to its admission by the station.
 	AdmissionLagMs float64 `json:"admission_lag_ms"`
+	// CallOverheadMs is the mean real time a completed call took beyond
+	// the server's work: from the client's issue to the station's
+	// admission, plus from the server's finish to the client's outcome.
+	// The model counts none; along a chain of calls one after another it
+	// adds up.
+	CallOverheadMs float64 `json:"call_overhead_ms"`
 }
 
 // Config is one replay: one client limit against one mock service.
@@ -279,7 +285,7 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 	}
 	waits := make([]float64, 0, n)
 	var drain time.Time
-	var after time.Duration
+	var after, overhead time.Duration
 	for i := range n {
 		e, ok := byID[requestID(seed, i)]
 		if !ok || e.Started == nil || e.Finished == nil {
@@ -301,6 +307,8 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 		drain = later(drain, *e.Finished)
 		if !rec.done[i] {
 			after += max(e.Finished.Sub(later(deadline, *e.Started)), 0)
+		} else {
+			overhead += lag + max(rec.outcome[i].Sub(*e.Finished), 0)
 		}
 	}
 	slices.Sort(waits)
@@ -308,6 +316,9 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 	m.MaxQueueWaitMs = waits[n-1]
 	m.ServerDrainMs = lab(drain.Sub(rec.start))
 	m.WorkAfterTimeoutMs = lab(after)
+	if m.Completed > 0 {
+		t.CallOverheadMs = float64(overhead) / float64(time.Millisecond) / m.Completed
+	}
 	return t, nil
 }
 
