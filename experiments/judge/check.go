@@ -122,7 +122,10 @@ func recheckBias(b *Bias, spec design.Spec, hs []design.Hypothesis, runs []RunRe
 	}
 	again := *b
 	again.Twins = twins
-	again.Measured = MeasureBias(&again, runs)
+	again.Measured = nil // a skipped calibration measures nothing (the runner's finishBias)
+	if b.Skipped == "" {
+		again.Measured = MeasureBias(&again, runs)
+	}
 	if err := compare("the time-scale calibration", []any{"biases", again.Measured, b.Measured}); err != nil {
 		return nil, err
 	}
