@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // Capacity is what a probe measured of one dependency (loadlab probe's
@@ -234,9 +235,11 @@ func pathMismatch(d *pipeline.Dependency, target string) string {
 	return ""
 }
 
-// unknownProbes says which probes name no dependency of p, and that
-// --pipeline names one's own: ", and the probes of lookup, ledger are of
-// none of them: give your pipeline with --pipeline FILE".
+// unknownProbes says which probes name no dependency of p: with the lab's
+// pipeline, that --pipeline names one's own (", and the probes of lookup,
+// ledger are of none of them: give your pipeline with --pipeline FILE");
+// with one's own, the dependency each probe's name is closest to ("; --probe
+// order=… (did you mean orders?) names none of them").
 func unknownProbes(probes map[string]Capacity, p *pipeline.Pipeline) string {
 	var none []string
 	for name := range probes {
@@ -248,5 +251,16 @@ func unknownProbes(probes map[string]Capacity, p *pipeline.Pipeline) string {
 		return ""
 	}
 	slices.Sort(none)
-	return fmt.Sprintf("; the probes of %s are of none of them: give your pipeline with --pipeline FILE", strings.Join(none, ", "))
+	if p.File == pipeline.LabFile {
+		return fmt.Sprintf("; the probes of %s are of none of them: give your pipeline with --pipeline FILE", strings.Join(none, ", "))
+	}
+	var hints []string
+	for _, name := range none {
+		h := "--probe " + name + "=…"
+		if c := field.Closest(name, p.Names()); c != "" {
+			h += " (did you mean " + c + "?)"
+		}
+		hints = append(hints, h)
+	}
+	return fmt.Sprintf("; %s names none of them", strings.Join(hints, ", "))
 }

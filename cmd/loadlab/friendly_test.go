@@ -48,6 +48,9 @@ func TestErrorsSayTheFix(t *testing.T) {
 		// Probes of one's own services given without the pipeline they are of.
 		{[]string{"advise", "--probe", "lookup=" + enrich, "--probe", "ledger=" + rec}, `advise: no probe of dependency "enrichment" of pipeline lab ` +
 			"(its dependencies: enrichment, records); the probes of ledger, lookup are of none of them: give your pipeline with --pipeline FILE"},
+		// A probe given to one's own pipeline under a misspelled name.
+		{[]string{"advise", "--pipeline", shop, "--probe", "lookup=" + enrich, "--probe", "ledgr=" + rec}, `advise: no probe of dependency "ledger" of pipeline shop ` +
+			"(its dependencies: lookup, ledger); --probe ledgr=… (did you mean ledger?) names none of them"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, &out, &errb)
