@@ -57,3 +57,39 @@ func HostPort(u *url.URL) string {
 	}
 	return net.JoinHostPort(u.Hostname(), port)
 }
+
+// acceptPoll is how often Accepting tries again while it waits.
+const acceptPoll = 200 * time.Millisecond
+
+// Accepting opens one connection to the host of base (an http or https
+// URL), sending nothing over it, and closes it; it tries again every
+// acceptPoll until wait has passed, for a service that is starting. The
+// error is the last dial's. dial nil is the system's dialer.
+func Accepting(ctx context.Context, dial Dialer, base string, wait time.Duration) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := dial(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		if !time.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(acceptPoll):
+		}
+	}
+}

@@ -23,6 +23,13 @@ func TestErrorsSayTheFix(t *testing.T) {
 	}
 	enrich, rec := adviseProbes(t, dir)
 	dead := "http://127.0.0.1:1"
+	// The same pipeline with its lookup service at an address of its own,
+	// where nothing listens.
+	down := filepath.Join(dir, "down.yaml")
+	if err := os.WriteFile(down, []byte(strings.Replace(shopPipeline, "path: /enrich", "base_url: "+dead+"\n    path: /enrich", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mock := startMock(t, 0.05)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -33,6 +40,9 @@ func TestErrorsSayTheFix(t *testing.T) {
 		{[]string{"run", "--target", dead, "--pipeline", shop}, "or give budgets, --permits lookup=N,ledger=N; or --strategy C2 (32 records in flight, no budget: it can overload them)"},
 		{[]string{"run", "--target", dead, "--pipeline", shop, "--strategy", "C4"}, "run: --strategy C4: its budgets are the lab's, for enrichment and records; " +
 			"pipeline shop has lookup, ledger: give budgets for those with --permits lookup=N,ledger=N"},
+		// A dependency of one's own that is down: refused before any record begins.
+		{[]string{"run", "--target", mock, "--pipeline", down, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05"},
+			"run: target unreachable: dependency lookup at " + dead + " accepts no connection: dial tcp 127.0.0.1:1: connect: connection refused (is it running?"},
 		{[]string{"run", "--target", "127.0.0.1:9101"}, `run: --target "127.0.0.1:9101" has no scheme: did you mean http://127.0.0.1:9101?`},
 		{[]string{"load", "--target", "localhost:9101/x"}, `load: --target "localhost:9101/x" has no scheme: did you mean http://localhost:9101/x?`},
 		{[]string{"probe", "--target", "127.0.0.1:9101/geo"}, `probe: --target "127.0.0.1:9101/geo" has no scheme`},

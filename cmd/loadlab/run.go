@@ -80,7 +80,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.cfg.Reset, "reset", true, "reset a loadlab mock service before the run, so its high-water marks are this run's (skipped for another target)")
 	fs.StringVar(&o.cfg.Profile, "profile", "", "switch the loadlab mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
 	fs.StringVar(&o.cfg.AdminToken, "admin-token", "", "bearer token for the mock service's admin routes")
-	fs.DurationVar(&o.cfg.Wait, "wait", 0, "keep asking a target that does not accept connections yet for up to this long (e.g. 10s for a mock\nservice started just before); 0 asks once")
+	fs.DurationVar(&o.cfg.Wait, "wait", 0, "keep asking a target (and a pipeline's own services) that does not accept connections yet for up to\nthis long (e.g. 10s for a mock service started just before); 0 asks once")
 	fs.StringVar(&o.cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&o.cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
 	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run in lab time (before the time scale), e.g. 40s: records keep coming, as slots free,\n"+
@@ -118,6 +118,9 @@ func runRecords(args []string, stdout io.Writer) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
+	}
+	if err := cfg.PipelineOrLab().Accepting(context.Background(), cfg.Dial, cfg.Wait); err != nil { // one's own services; records.Run asks the target
+		return usageErr("%v", runHint(fmt.Errorf("%w: %v", records.ErrUnreachable, err)))
 	}
 	if o.faultsFile != "" {
 		proxies, err := startFaults(o.faultsFile, cfg)
@@ -183,8 +186,7 @@ func (o *runOptions) config() (records.Config, error) {
 				o.strategy, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
 		}
 	default:
-		c4, _ := records.ParseStrategy("C4")
-		if c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+		if c4, _ := records.ParseStrategy("C4"); c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
 			return cfg, usageErr("run: --pipeline %s: which strategy? Nothing bounds the calls to your services unless you say how: "+
 				"probe each dependency and let advise size the budgets (loadlab probe --target URL --json > DEP.json, once per dependency; "+
 				"loadlab advise --pipeline %[1]s --probe DEP=DEP.json ... --out advised.yaml), then --strategy-file advised.yaml; "+

@@ -82,9 +82,9 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	seedsSet := false
-	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
-	if *real && !seedsSet {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *real && !set["seeds"] {
 		*seeds = "1-10"
 	}
 	var err error
@@ -100,9 +100,7 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	if err := sc.Validate(); err != nil {
 		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
-	scaleSet := false
-	fs.Visit(func(f *flag.Flag) { scaleSet = scaleSet || f.Name == "time-scale" })
-	if scaleSet && !*real {
+	if set["time-scale"] && !*real {
 		return usageErr("--time-scale: only with --real (the model runs in simulated time)")
 	}
 	if *real {
