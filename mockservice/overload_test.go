@@ -138,7 +138,7 @@ func overload(t *testing.T, clients int, duration time.Duration, scale, multiple
 	// one service per worker (where in its service each worker was at
 	// either end), and 2% for the scheduler.
 	f.capacity = capacity
-	f.allBusy = allBusy(snap.Entries, cfg.Records.Workers, from, to)
+	f.allBusy = allBusy(snap.Entries, cfg.Records.Workers, write, from, to)
 	f.expected = capacity * f.mid.Seconds()
 	f.least = capacity * f.allBusy.Seconds()
 	f.tolerance = float64(cfg.Records.Workers) + 0.02*f.expected
@@ -201,8 +201,10 @@ func (f overloadFigures) check(t *testing.T, settleLimit time.Duration) {
 }
 
 // allBusy is how long, within [from, to), at least workers of the log's
-// served requests were in service (between their start and finish).
-func allBusy(entries []api.RequestEntry, workers int, from, to time.Time) time.Duration {
+// served requests were in their planned service: from their start for
+// the write time (a late timer's real finish overlaps the next service,
+// which starts at the planned end, and would count a worker twice).
+func allBusy(entries []api.RequestEntry, workers int, write time.Duration, from, to time.Time) time.Duration {
 	type event struct {
 		at    time.Time
 		delta int
@@ -210,7 +212,7 @@ func allBusy(entries []api.RequestEntry, workers int, from, to time.Time) time.D
 	var ev []event
 	for _, e := range entries {
 		if e.Started != nil && e.Finished != nil {
-			ev = append(ev, event{*e.Started, 1}, event{*e.Finished, -1})
+			ev = append(ev, event{*e.Started, 1}, event{e.Started.Add(write), -1})
 		}
 	}
 	slices.SortStableFunc(ev, func(a, b event) int { return a.at.Compare(b.at) })

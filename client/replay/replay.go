@@ -64,11 +64,14 @@ type Trial struct {
 	// AdmissionLagMs is the longest real delay in the workload from a
 	// request's issue by the client to its admission by the station.
 	AdmissionLagMs float64 `json:"admission_lag_ms"`
-	// CallOverheadMs is the mean real time a completed call took beyond
-	// the server's work: from the client's issue to the station's
-	// admission, plus from the server's finish to the client's outcome.
-	// The model counts none; along a chain of calls one after another it
-	// adds up.
+	// CallOverheadMs is the mean real time, in a chain of calls one after
+	// another, from the server's finish of a call whose answer freed a slot
+	// of the client's limit to the station's admission of the call the
+	// client sent in its place (the answer's way back, the client's turn
+	// to send, the request's way there). The model counts none; along a
+	// chain it adds up. A limit the workload never reached has no chain:
+	// then it is a completed call's time beyond the server's work (issue
+	// to admission plus finish to outcome).
 	CallOverheadMs float64 `json:"call_overhead_ms"`
 }
 
@@ -140,7 +143,7 @@ func Run(ctx context.Context, cfg Config, w Workload) (Trial, error) {
 	if err != nil {
 		return Trial{}, fmt.Errorf("replay: stats: %w", err)
 	}
-	t, err := measure(w.Seed, rec, snap, cfg.TimeScale)
+	t, err := measure(w.Seed, rec, snap, cfg.TimeScale, cfg.Limit)
 	// The station's own longest queue since the reset.
 	t.Metrics.PeakQueue = float64(st.Stations[api.Enrichment].HighWater.Queue)
 	return t, err
@@ -263,7 +266,7 @@ func waitLog(ctx context.Context, mock api.Client, n int, limit time.Duration) (
 // measure computes the model's figures from the client's record and the
 // server's request log, in lab milliseconds from the first issue (all but
 // the peak queue, which Run reads from the station's high-water mark).
-func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64) (Trial, error) {
+func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64, limit int) (Trial, error) {
 	n := len(rec.issue)
 	lab := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / scale }
 	t := Trial{Seed: seed}
@@ -319,12 +322,42 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 	if m.Completed > 0 {
 		t.CallOverheadMs = float64(overhead) / float64(time.Millisecond) / m.Completed
 	}
+	if links := chainLinks(rec, byID, seed, limit); len(links) > 0 {
+		var sum time.Duration
+		for _, l := range links {
+			sum += l
+		}
+		t.CallOverheadMs = float64(sum) / float64(time.Millisecond) / float64(len(links))
+	}
 	return t, nil
 }
 
 // nearestRank is the p-quantile (0 < p ≤ 1) of sorted xs by the
 // nearest-rank method, as the model takes it: the value at rank
 // ceil(p·n).
+// chainLinks are, for each request the client sent when a slot of its
+// limit freed (the i-th in issue order, i ≥ limit, takes the slot of the
+// (i−limit)-th outcome in time), the real time from the server's finish of
+// the request answered then to the station's admission of the one sent;
+// none where that request was not answered (the client gave up on it).
+func chainLinks(rec record, byID map[string]api.RequestEntry, seed uint32, limit int) []time.Duration {
+	n := len(rec.issue)
+	byOutcome := make([]int, n)
+	for i := range byOutcome {
+		byOutcome[i] = i
+	}
+	slices.SortStableFunc(byOutcome, func(a, b int) int { return rec.outcome[a].Compare(rec.outcome[b]) })
+	var links []time.Duration
+	for i := limit; i < n; i++ {
+		freed := byOutcome[i-limit]
+		prev, next := byID[requestID(seed, freed)], byID[requestID(seed, i)]
+		if rec.done[freed] && prev.Finished != nil {
+			links = append(links, max(next.Arrived.Sub(*prev.Finished), 0))
+		}
+	}
+	return links
+}
+
 func nearestRank(sorted []float64, p float64) float64 {
 	rank := int(math.Ceil(p * float64(len(sorted))))
 	return sorted[max(rank, 1)-1]
