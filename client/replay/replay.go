@@ -335,29 +335,6 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 // nearestRank is the p-quantile (0 < p ≤ 1) of sorted xs by the
 // nearest-rank method, as the model takes it: the value at rank
 // ceil(p·n).
-// chainLinks are, for each request the client sent when a slot of its
-// limit freed (the i-th in issue order, i ≥ limit, takes the slot of the
-// (i−limit)-th outcome in time), the real time from the server's finish of
-// the request answered then to the station's admission of the one sent;
-// none where that request was not answered (the client gave up on it).
-func chainLinks(rec record, byID map[string]api.RequestEntry, seed uint32, limit int) []time.Duration {
-	n := len(rec.issue)
-	byOutcome := make([]int, n)
-	for i := range byOutcome {
-		byOutcome[i] = i
-	}
-	slices.SortStableFunc(byOutcome, func(a, b int) int { return rec.outcome[a].Compare(rec.outcome[b]) })
-	var links []time.Duration
-	for i := limit; i < n; i++ {
-		freed := byOutcome[i-limit]
-		prev, next := byID[requestID(seed, freed)], byID[requestID(seed, i)]
-		if rec.done[freed] && prev.Finished != nil {
-			links = append(links, max(next.Arrived.Sub(*prev.Finished), 0))
-		}
-	}
-	return links
-}
-
 func nearestRank(sorted []float64, p float64) float64 {
 	rank := int(math.Ceil(p * float64(len(sorted))))
 	return sorted[max(rank, 1)-1]
