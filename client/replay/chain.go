@@ -29,3 +29,20 @@ func chainLinks(rec record, byID map[string]api.RequestEntry, seed uint32, limit
 	}
 	return links
 }
+
+// chainOverhead is the links' mean, and the sum of the chain longest
+// (what one chain of that many links can have gathered at most), in ms.
+func chainOverhead(links []time.Duration, chain int) (mean, most float64) {
+	var sum time.Duration
+	for _, l := range links {
+		sum += l
+	}
+	sorted := slices.Clone(links)
+	slices.SortFunc(sorted, func(a, b time.Duration) int { return int(b - a) })
+	var top time.Duration
+	for _, l := range sorted[:min(chain, len(sorted))] {
+		top += l
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return ms(sum) / float64(len(links)), ms(top)
+}

@@ -73,6 +73,10 @@ type Trial struct {
 	// then it is a completed call's time beyond the server's work (issue
 	// to admission plus finish to outcome).
 	CallOverheadMs float64 `json:"call_overhead_ms"`
+	// ChainOverheadMs bounds what the overhead added along any one chain
+	// of a limit reached (workload size / limit calls one after another):
+	// the sum of that many of the longest links. None without a chain.
+	ChainOverheadMs float64 `json:"chain_overhead_ms,omitempty"`
 }
 
 // Config is one replay: one client limit against one mock service.
@@ -323,11 +327,7 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 		t.CallOverheadMs = float64(overhead) / float64(time.Millisecond) / m.Completed
 	}
 	if links := chainLinks(rec, byID, seed, limit); len(links) > 0 {
-		var sum time.Duration
-		for _, l := range links {
-			sum += l
-		}
-		t.CallOverheadMs = float64(sum) / float64(time.Millisecond) / float64(len(links))
+		t.CallOverheadMs, t.ChainOverheadMs = chainOverhead(links, (n+limit-1)/limit)
 	}
 	return t, nil
 }
