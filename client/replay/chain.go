@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -38,7 +39,7 @@ func chainOverhead(links []time.Duration, chain int) (mean, most float64) {
 		sum += l
 	}
 	sorted := slices.Clone(links)
-	slices.SortFunc(sorted, func(a, b time.Duration) int { return int(b - a) })
+	slices.SortFunc(sorted, func(a, b time.Duration) int { return cmp.Compare(b, a) })
 	var top time.Duration
 	for _, l := range sorted[:min(chain, len(sorted))] {
 		top += l

@@ -70,10 +70,7 @@ func Accepting(ctx context.Context, dial Dialer, base string, wait time.Duration
 	if err != nil {
 		return err
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-	}
+	addr := HostPort(u)
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
 	}
