@@ -56,9 +56,12 @@ type Metrics struct {
 type Trial struct {
 	Seed    uint32  `json:"seed"`
 	Metrics Metrics `json:"metrics"`
-	// NearTies counts requests the server finished within NearTie, plus
-	// the request's own delay from issue to admission, of the client's
-	// deadline; they are classified as observed (a 200 in time is
+	// NearTies counts requests whose client deadline came within NearTie
+	// of the server's finish, or between that finish and where the model
+	// puts it: earlier by how far the request fell behind the model's
+	// timeline (its delay to admission, its service beyond its duration,
+	// and what it inherited from the request whose finish freed its
+	// worker); they are classified as observed (a 200 in time is
 	// completed, else timed out), and counted here.
 	NearTies int `json:"near_ties"`
 	// AdmissionLagMs is the longest real delay in the workload from a
@@ -147,7 +150,7 @@ func Run(ctx context.Context, cfg Config, w Workload) (Trial, error) {
 	if err != nil {
 		return Trial{}, fmt.Errorf("replay: stats: %w", err)
 	}
-	t, err := measure(w.Seed, rec, snap, cfg.TimeScale, cfg.Limit)
+	t, err := measure(w, rec, snap, cfg.TimeScale, cfg.Limit)
 	// The station's own longest queue since the reset.
 	t.Metrics.PeakQueue = float64(st.Stations[api.Enrichment].HighWater.Queue)
 	return t, err
@@ -270,8 +273,8 @@ func waitLog(ctx context.Context, mock api.Client, n int, limit time.Duration) (
 // measure computes the model's figures from the client's record and the
 // server's request log, in lab milliseconds from the first issue (all but
 // the peak queue, which Run reads from the station's high-water mark).
-func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64, limit int) (Trial, error) {
-	n := len(rec.issue)
+func measure(w Workload, rec record, snap api.RequestLogSnapshot, scale float64, limit int) (Trial, error) {
+	seed, n := w.Seed, len(rec.issue)
 	lab := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / scale }
 	t := Trial{Seed: seed}
 	m := &t.Metrics
@@ -290,25 +293,31 @@ func measure(seed uint32, rec record, snap api.RequestLogSnapshot, scale float64
 	for _, e := range snap.Entries {
 		byID[e.ID] = e
 	}
-	waits := make([]float64, 0, n)
-	var drain time.Time
-	var after, overhead time.Duration
+	entries := make([]api.RequestEntry, n)
+	durs := make([]time.Duration, n) // real time
 	for i := range n {
 		e, ok := byID[requestID(seed, i)]
 		if !ok || e.Started == nil || e.Finished == nil {
 			return t, fmt.Errorf("replay: request %d of workload %d is not in the server's log as served", i, seed)
 		}
+		entries[i], durs[i] = e, time.Duration(float64(w.Durations[i])*scale)
+	}
+	late := lateness(rec.issue, entries, durs)
+	waits := make([]float64, 0, n)
+	var drain time.Time
+	var after, overhead time.Duration
+	for i, e := range entries {
 		// The model's queue wait runs from issue to start.
 		waits = append(waits, lab(e.Started.Sub(rec.issue[i])))
 		// The request's own delay from issue to admission (the network,
 		// and waiting for its turn in issue order).
 		lag := max(e.Arrived.Sub(rec.issue[i]), 0)
 		t.AdmissionLagMs = max(t.AdmissionLagMs, float64(lag)/float64(time.Millisecond))
-		// The server finished the work within NearTie, plus this request's
-		// delay to admission, of the client's deadline: which came first
-		// is up to timers, not the workload.
+		// The deadline came within NearTie of the server's finish, or
+		// between the finish and where the model puts it (late[i] earlier):
+		// which came first is up to timers, not the workload.
 		deadline := rec.issue[i].Add(rec.timeout)
-		if gap := e.Finished.Sub(deadline); gap > -(NearTie+lag) && gap < NearTie+lag {
+		if gap := e.Finished.Sub(deadline); gap > -NearTie && gap < NearTie+late[i] {
 			t.NearTies++
 		}
 		drain = later(drain, *e.Finished)

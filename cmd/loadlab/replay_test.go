@@ -14,9 +14,12 @@ import (
 // users run it, on the published workloads 1–3 at time scale 0.2 (about
 // 13 s): for every limit, peak queue and calls in flight equal the model's;
 // a workload's completed and timed-out counts differ from the model's by at
-// most its near-ties (work the server finished within 5 ms, plus the
-// request's own delay to admission, of the client's deadline: each can
-// turn one request either way), so with none they are equal; bounded to
+// most its near-ties (a client deadline within 5 ms of the server's
+// finish, or between it and where the model puts it: earlier by how far
+// the request fell behind the model's timeline — its delay to admission,
+// its service beyond its duration, what it inherited from the request
+// whose finish freed its worker: a stall beside other work; each can turn
+// one request either way), so with none they are equal; bounded to
 // the workers the count medians are equal; and the medians of the client's outcome time and
 // the server's drain time are within 2% plus what the per-call overhead can
 // add along a chain of calls one after another — 48 / min(limit, 8
