@@ -89,6 +89,16 @@ type Config struct {
 	Rejection []int `json:"rejection,omitempty" yaml:"rejection,omitempty"`
 }
 
+// Count is how many calls ended in class c, over every dependency of
+// calls (a run's calls by dependency and class).
+func Count(calls map[string]map[Class]int, c Class) int {
+	n := 0
+	for _, classes := range calls {
+		n += classes[c]
+	}
+	return n
+}
+
 // Validate names the first bad field.
 func (c Config) Validate() error {
 	if c.Limiter != nil {

@@ -684,3 +684,21 @@ func observations(t *testing.T, reg *prometheus.Registry, metric, dependency str
 	}
 	return 0
 }
+
+// Count adds one class over every dependency, and nothing of the others.
+func TestCountAddsAClassOverDependencies(t *testing.T) {
+	calls := map[string]map[Class]int{
+		"lookup": {Rejected: 3, OK: 7},
+		"ledger": {Rejected: 2, CallTimeout: 1},
+		"geo":    {OK: 4},
+	}
+	if n := Count(calls, Rejected); n != 5 {
+		t.Errorf("rejected: %d, want 5", n)
+	}
+	if n := Count(calls, OK); n != 11 {
+		t.Errorf("ok: %d, want 11", n)
+	}
+	if n := Count(nil, Rejected); n != 0 {
+		t.Errorf("no calls: %d", n)
+	}
+}

@@ -71,13 +71,13 @@ func seconds(scale float64) string {
 	return "lab s"
 }
 
-// writeHeadline says how many records were accepted of how many, in how
-// long, and at what rate.
+// writeHeadline says how many records were accepted of how many (complete,
+// or incomplete: an optional step failed), in how long, and at what rate.
 func writeHeadline(w io.Writer, r Result) {
 	accepted := r.Complete + r.Incomplete
 	share := ""
 	if r.Records > 0 {
-		share = fmt.Sprintf(" (%.0f%%)", 100*float64(accepted)/float64(r.Records))
+		share = fmt.Sprintf(" (%.0f%%: %d complete, %d incomplete)", 100*float64(accepted)/float64(r.Records), r.Complete, r.Incomplete)
 	}
 	if r.TimeScale == 1 {
 		fmt.Fprintf(w, "Accepted %d of %d records%s in %.2f s: %.2f records per second\n",

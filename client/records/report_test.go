@@ -16,8 +16,8 @@ func TestHeadlineSaysAcceptedOfAll(t *testing.T) {
 		scale float64
 		want  string
 	}{
-		{1, "Accepted 20 of 1000 records (2%) in 0.22 s: 92.04 records per second\n"},
-		{0.1, "Accepted 20 of 1000 records (2%) in 0.22 real s = 2.17 lab s (time scale 0.1): 9.20 records per lab second (92.04 per real second)\n"},
+		{1, "Accepted 20 of 1000 records (2%: 17 complete, 3 incomplete) in 0.22 s: 92.04 records per second\n"},
+		{0.1, "Accepted 20 of 1000 records (2%: 17 complete, 3 incomplete) in 0.22 real s = 2.17 lab s (time scale 0.1): 9.20 records per lab second (92.04 per real second)\n"},
 	} {
 		r := records.Result{Strategy: "C2", Records: 1000, Complete: 17, Incomplete: 3, WriteRejected: 980, DurationSeconds: 0.2173,
 			AcceptedPerRealSecond: 92.04, AcceptedPerLabSecond: 92.04 * tt.scale, TimeScale: tt.scale}

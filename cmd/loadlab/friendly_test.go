@@ -79,7 +79,7 @@ func TestThresholdsExitNinetyNine(t *testing.T) {
 	if code := run(append(base, "--threshold", "write_unknown==0,rejected<=100%", "--threshold", "complete>=1"), &out, &errb); code != 0 {
 		t.Fatalf("held: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"threshold write_unknown==0: measured 0, held\n", "threshold complete>=1: measured 40, held\n", "Accepted 40 of 40 records (100%)"} {
+	for _, want := range []string{"threshold write_unknown==0: measured 0, held\n", "threshold complete>=1: measured 40, held\n", "Accepted 40 of 40 records (100%: 40 complete, 0 incomplete)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,48 @@ func TestRunAdminRefusals(t *testing.T) {
 	code = run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--records", "1", "--admin-token", "sekret", "--profile", "nosuch"}, &out, &errb)
 	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "nosuch") || strings.Contains(msg, "--reset=false") {
 		t.Errorf("profile refused: exit %d, %q", code, msg)
+	}
+}
+
+// An optional step refused (429) leaves its record incomplete: the
+// headline says how many, and calls_rejected counts the refused calls
+// that rejected (records refused) does not.
+func TestOptionalStepRejectionsAreCounted(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.05
+	cfg.Enrichment = config.Station{Workers: 1, Queue: 0, RejectStatus: 429}
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(p, []byte(cliPipeline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--strategy", "bounded:8", "--permits", "lookup=4,ledger=2",
+		"--records", "30", "--time-scale", "0.05", "--json", "--threshold", "rejected==0", "--threshold", "calls_rejected==0"}, &out, &errb)
+	var res struct {
+		Records    int                       `json:"records"`
+		Complete   int                       `json:"complete"`
+		Incomplete int                       `json:"incomplete"`
+		Calls      map[string]map[string]int `json:"calls"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, errb.String())
+	}
+	refused := res.Calls["lookup"]["rejected"]
+	msg := errb.String()
+	if code != 99 || refused == 0 || res.Incomplete == 0 || res.Complete+res.Incomplete != res.Records {
+		t.Fatalf("exit %d, %+v: %s", code, res, msg)
+	}
+	// One of two breached: rejected==0 held.
+	if !strings.Contains(msg, fmt.Sprintf("1 of 2 thresholds breached: calls_rejected==0: measured %d,", refused)) {
+		t.Errorf("breach names calls_rejected (%d refused lookups) alone: %s", refused, msg)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--records", "30", "--time-scale", "0.05"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), " complete, ") || !strings.Contains(out.String(), " incomplete) in ") {
+		t.Errorf("headline lacks complete and incomplete:\n%s", out.String())
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
@@ -97,7 +98,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
 	o.thresholds.Names = threshold.Names(runFigures(records.Result{}))
 	fs.Var(&o.thresholds, "threshold", threshold.Usage("records", "rejected<1%, write_unknown==0, accepted_per_second>50",
-		"rejected (write_rejected + step_rejected)\nor accepted_per_second (per lab second)"))
+		"rejected (write_rejected + step_rejected: records refused; a refused optional step leaves its record incomplete),\ncalls_rejected (calls refused at any step, optional ones included: a count, its % is of records) or accepted_per_second (per lab second)"))
 	fs.StringVar(&o.ui, "ui", "", dashboard.Flag)
 	fs.BoolVar(&o.uiKeep, "ui-keep", false, dashboard.KeepFlag)
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
@@ -214,13 +215,13 @@ func (o *runOptions) config() (records.Config, error) {
 	return cfg, nil
 }
 
-// runFigures are what a run's --threshold can name: the numbers of its
-// JSON, rejected (write_rejected + step_rejected, records refused) and
-// accepted_per_second (per lab second: per second at time scale 1).
+// runFigures are what a run's --threshold can name: its JSON's numbers,
+// rejected (write_rejected + step_rejected), calls_rejected (at any step)
+// and accepted_per_second (per lab second: per second at time scale 1).
 func runFigures(r records.Result) map[string]float64 {
 	f := threshold.Figures(r)
 	f["step_rejected"] = float64(r.StepRejected) // omitted from the JSON when 0
-	f["rejected"] = float64(r.WriteRejected + r.StepRejected)
+	f["rejected"], f["calls_rejected"] = float64(r.WriteRejected+r.StepRejected), float64(budgets.Count(r.Calls, budgets.Rejected))
 	f["accepted_per_second"] = r.AcceptedPerLabSecond
 	return f
 }
