@@ -151,6 +151,15 @@ type Proxies struct {
 	Faults []Fault
 }
 
+// StartFile is Start with the faults of the file at path, read by Load.
+func StartFile(path string, upstreams map[string]string) (*Proxies, error) {
+	fs, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return Start(upstreams, fs)
+}
+
 // Start starts a proxy on loopback for every dependency in upstreams
 // (dependency → base URL), with the faults that name it, and returns the
 // base URLs that go through them. A fault for a dependency not in

@@ -205,3 +205,31 @@ func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 		t.Errorf("headline lacks complete and incomplete:\n%s", out.String())
 	}
 }
+
+// A run whose writes are refused says so beside its rate, and that
+// refusals alone exit 0 unless a threshold says otherwise.
+func TestOverloadIsSaid(t *testing.T) {
+	cfg := config.Default()
+	cfg.TimeScale = 0.05
+	cfg.Records = config.Station{Workers: 1, Queue: 0, RejectStatus: 503}
+	m := mocktest.Start(t, mocktest.Options{Config: cfg})
+	base := []string{"run", "--target", m.URL, "--strategy", "C2", "--records", "30", "--time-scale", "0.05"}
+	var out, errb bytes.Buffer
+	if code := run(base, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	var refused, records int
+	i := strings.Index(text, "OVERLOAD: ")
+	if i < 0 {
+		t.Fatalf("no overload line:\n%s", text)
+	}
+	if _, err := fmt.Sscanf(text[i:], "OVERLOAD: %d of %d records", &refused, &records); err != nil || refused == 0 || records != 30 ||
+		!strings.Contains(text, fmt.Sprintf("write_rejected %d", refused)) || !strings.Contains(text, "refusals alone exit 0: --threshold 'rejected<1%' makes them exit 99.") {
+		t.Errorf("%v: %d of %d:\n%s", err, refused, records, text)
+	}
+	out.Reset()
+	if code := run(append(base, "--threshold", "rejected<=100%"), &out, &errb); code != 0 || !strings.Contains(out.String(), "OVERLOAD: ") || strings.Contains(out.String(), "refusals alone") {
+		t.Errorf("with a threshold: exit %d:\n%s", code, out.String())
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,10 +120,10 @@ func runRecords(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := cfg.PipelineOrLab().Accepting(context.Background(), cfg.Dial, cfg.Wait); err != nil { // one's own services; records.Run asks the target
-		return usageErr("%v", runHint(fmt.Errorf("%w: %v", records.ErrUnreachable, err)))
+		return usageErr("%v", runHint(fmt.Errorf("%w: %w", records.ErrUnreachable, err)))
 	}
 	if o.faultsFile != "" {
-		proxies, err := startFaults(o.faultsFile, cfg)
+		proxies, err := faults.StartFile(o.faultsFile, cfg.CallBases())
 		if err != nil {
 			return usageErr("run: --faults: %v", err)
 		}
@@ -255,7 +254,7 @@ func (o *runOptions) overrides() (records.Overrides, error) {
 	var errs []error
 	if o.given["permits"] {
 		over.Permits = map[string]int{}
-		errs = append(errs, parsePairs("permits", o.permits, func(k string, v float64) error {
+		errs = append(errs, cli.ParsePairs("permits", o.permits, func(k string, v float64) error {
 			if v != math.Trunc(v) || v < 0 {
 				return fmt.Errorf("%v is not a whole number ≥ 0", v)
 			}
@@ -265,7 +264,7 @@ func (o *runOptions) overrides() (records.Overrides, error) {
 	}
 	if o.given["rates"] {
 		over.Rates = map[string]float64{}
-		errs = append(errs, parsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
+		errs = append(errs, cli.ParsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
 	}
 	if o.adaptive != "" {
 		errs = append(errs, parseAdaptive(o.adaptive, &over))
@@ -291,6 +290,9 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if o.asJSON {
 		out = os.Stderr
 	}
+	if line := overload(res, len(o.thresholds.List) > 0); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	thresholdErr := threshold.Report(out, "run", o.thresholds.List, runFigures(res), float64(res.Records))
 	switch {
 	case res.Partial && res.DurationLimit > 0:
@@ -305,29 +307,20 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	return nil
 }
 
-// parsePairs reads a flag of name=value pairs, comma-separated.
-func parsePairs(flagName, text string, set func(name string, v float64) error) error {
-	for _, kv := range strings.Split(text, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		x, err := strconv.ParseFloat(v, 64)
-		if !ok || k == "" || err != nil {
-			return fmt.Errorf("--%s: %q is not name=number", flagName, kv)
-		}
-		if err := set(k, x); err != nil {
-			return fmt.Errorf("--%s: %s: %v", flagName, k, err)
-		}
+// overload says, of a run whose records were refused, how many, that its
+// rate counts the accepted ones only, and how refusals are made to fail
+// it: they are what the run measured, so alone they exit 0.
+func overload(r records.Result, thresholds bool) string {
+	refused := r.WriteRejected + r.StepRejected
+	if refused == 0 || r.Records == 0 {
+		return ""
 	}
-	return nil
-}
-
-// startFaults starts a fault proxy in front of every dependency of the
-// run's pipeline (where its calls would go), with the file's faults.
-func startFaults(file string, cfg records.Config) (*faults.Proxies, error) {
-	fs, err := faults.Load(file)
-	if err != nil {
-		return nil, err
+	line := fmt.Sprintf("OVERLOAD: %d of %d records (%.0f%%) refused (write_rejected %d, step_rejected %d); the rate counts the %d accepted only. Budgets avoid refusals (loadlab probe, then advise)",
+		refused, r.Records, 100*float64(refused)/float64(r.Records), r.WriteRejected, r.StepRejected, r.Complete+r.Incomplete)
+	if !thresholds {
+		line += "; refusals alone exit 0: --threshold 'rejected<1%' makes them exit 99"
 	}
-	return faults.Start(cfg.CallBases(), fs)
+	return line + "."
 }
 
 // timeFlags reads --phases, --start-at and --call-url into cfg: phases

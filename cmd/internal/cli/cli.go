@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -161,4 +162,19 @@ func Suggest(name string, commands []string) string {
 		return fmt.Sprintf("; did you mean %q?", c)
 	}
 	return ""
+}
+
+// ParsePairs reads a flag of name=value pairs, comma-separated.
+func ParsePairs(flagName, text string, set func(name string, v float64) error) error {
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if !ok || k == "" || err != nil {
+			return fmt.Errorf("--%s: %q is not name=number", flagName, kv)
+		}
+		if err := set(k, x); err != nil {
+			return fmt.Errorf("--%s: %s: %v", flagName, k, err)
+		}
+	}
+	return nil
 }
