@@ -129,7 +129,7 @@ func (g *generator) prepare(ctx context.Context, tg target) error {
 	}
 	if reset {
 		if err := tg.mock.Reset(ctx); err != nil {
-			return fmt.Errorf("%w: %v", ErrAdmin, err)
+			return fmt.Errorf("%w: %w", ErrAdmin, err)
 		}
 	}
 	g.start = g.clock.Now().Add(g.unit / 10) // a moment to start the goroutines

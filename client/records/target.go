@@ -26,12 +26,12 @@ func prepare(ctx context.Context, cfg Config, identity *api.Identity, hc *http.C
 	admin := api.Client{BaseURL: cfg.Target, Token: cfg.AdminToken, HTTP: hc}
 	if cfg.Profile != "" {
 		if err := admin.SetProfile(ctx, cfg.Profile); err != nil {
-			return fmt.Errorf("%w: %v", ErrAdmin, err)
+			return fmt.Errorf("%w: %w", ErrAdmin, err)
 		}
 	}
 	if cfg.Reset {
 		if err := admin.Reset(ctx); err != nil {
-			return fmt.Errorf("%w: %v", ErrReset, err)
+			return fmt.Errorf("%w: %w", ErrReset, err)
 		}
 	}
 	return nil

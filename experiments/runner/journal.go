@@ -65,7 +65,7 @@ func (ex *execution) begin(res *judge.Results) error {
 		return nil
 	}
 	if err := ex.cfg.Journal.Begin(res); err != nil {
-		return fmt.Errorf("%w: %v", ErrJournal, err)
+		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	return nil
 }

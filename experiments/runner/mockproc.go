@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,6 @@ func (m *MockProcess) start(seed uint32) error {
 		return fmt.Errorf("mock process: %w", err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	lines := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -122,8 +122,11 @@ func (m *MockProcess) start(seed uint32) error {
 			}
 		}
 		lines <- first
-		for sc.Scan() { // keep the pipe drained
-		}
+		// Keep the pipe drained to its end, then wait: os/exec closes the
+		// pipe in Wait, so reading must be done first.
+		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(exited)
 	}()
 	select {
 	case first := <-lines:

@@ -167,7 +167,10 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 		ExperimentFile: r.cfg.ExperimentFile, HypothesesFile: r.cfg.HypothesesFile, HypothesesSHA256: r.cfg.Lock.SHA256}
 	res.ExperimentSHA256 = r.cfg.ExperimentSHA256
 	if res.ExperimentSHA256 == "" && r.cfg.ExperimentFile != "" {
-		res.ExperimentSHA256, _ = design.FileSHA256(r.cfg.ExperimentFile)
+		// Without it a resume would compare two empty strings.
+		if res.ExperimentSHA256, err = design.FileSHA256(r.cfg.ExperimentFile); err != nil {
+			return nil, fmt.Errorf("the experiment file's SHA-256: %w", err)
+		}
 	}
 	ex := r.newExecution(mock)
 	res.TimeScaleBias = ex.bias
@@ -231,7 +234,7 @@ func (ex *execution) advise(ctx context.Context, res *judge.Results) error {
 		return nil
 	}
 	if err := ex.cfg.Journal.Advised(res.Advised); err != nil {
-		return fmt.Errorf("%w: %v", ErrJournal, err)
+		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	return nil
 }
@@ -272,7 +275,7 @@ func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
 	}
 	// Its admin routes must answer before the first run, not fail every run.
 	if err := mock.Reset(ctx); err != nil {
-		return mock, fmt.Errorf("%w: %v", ErrAdmin, err)
+		return mock, fmt.Errorf("%w: %w", ErrAdmin, err)
 	}
 	return mock, nil
 }
@@ -343,7 +346,7 @@ func (ex *execution) journal(rec judge.RunRecord, twin bool) error {
 		keep = j.Twin
 	}
 	if err := keep(rec); err != nil {
-		return fmt.Errorf("%w: %v", ErrJournal, err)
+		return fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
 		return nil, ctx.Err() // interrupted: not the target's fault
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	conn.Close()
 	c.Timeout = DiscoverTimeout
