@@ -54,6 +54,8 @@ type report struct {
 	Partial string
 	Setup   string // records, runs, time scale, timeouts
 	Ran     string // when, where, which commit
+	// Strategies says what each strategy of the matrix bounds.
+	Strategies string
 	// The hypotheses file, its SHA-256 and the commit it was locked at.
 	HypothesesFile, HypothesesSHA, LockCommit string
 	// Calibration is the time-scale bias table, its introduction and what
@@ -128,7 +130,8 @@ func newReport(r *judge.Results) report {
 	}
 	rep.Derived = derivedTable(r)
 	rep.Advised, rep.AdvisedNotes = advisedTable(r.Advised)
-	rep.Verdicts, rep.Counts, rep.Exploratory = verdictRows(r.Verdicts)
+	rep.Strategies = strategiesText(sp)
+	rep.Verdicts, rep.Counts, rep.Exploratory = verdictRows(r.Verdicts, r.Hypotheses)
 	for _, run := range r.Runs {
 		if !run.Valid() {
 			rep.Excluded = append(rep.Excluded, fmt.Sprintf("%s run %d (seed %d): %s: %s", run.Cell, run.Run, run.Seed, run.Status, run.Reason))
@@ -247,7 +250,7 @@ func cellsTable(r *judge.Results) table {
 
 // verdictRows is the verdicts as reported, their counts, and how the run
 // differs from the preregistered design when they are exploratory.
-func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy string) {
+func verdictRows(vs []judge.Verdict, hs []design.Hypothesis) (rows []verdictRow, counts, exploratoryWhy string) {
 	found, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
 	labelled := map[judge.CalibrationLabel]int{}
 	for _, v := range vs {
@@ -256,7 +259,7 @@ func verdictRows(vs []judge.Verdict) (rows []verdictRow, counts, exploratoryWhy 
 			meas = append(meas, measured(v, c))
 		}
 		row := verdictRow{ID: v.ID, Verdict: string(v.Verdict), Claim: v.Claim,
-			Test: string(v.Op) + " " + v.Threshold.String(), Measured: meas, Note: v.Note, Label: calibrationLabel(v)}
+			Test: testText(v, hs), Measured: meas, Note: v.Note, Label: calibrationLabel(v)}
 		switch {
 		case v.Exploratory != "":
 			row.Label = strings.TrimSuffix("exploratory, "+row.Label, ", ")

@@ -8,14 +8,20 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/experiments/judge"
 )
 
-// advisedIntro says what the advised strategies table shows.
-const advisedIntro = "Before the matrix each dependency of the lab's pipeline was probed on the mock service under the scenario's profile " +
+// advisedIntro says what the advised strategies table shows, and what a
+// knee counts.
+var advisedIntro = "Before the matrix each dependency of the lab's pipeline was probed on the mock service under the scenario's profile " +
 	"(loadlab probe), and loadlab advise made the strategy: permits at each knee (never past the first rejection), records in flight " +
 	"by Little's law for as fast as the bottleneck allows. Rates are per lab second (the probes' real rates × the time scale); times " +
-	"are lab seconds. results.json keeps every probe step."
+	"are lab seconds. results.json keeps every probe step. " + fmt.Sprintf("The knee is the smallest concurrency probed whose successes "+
+	"per second reach %.0f%% of the plateau. ", 100*probe.KneeFraction) + "It counts calls in flight at the client, network round trips " +
+	"included, so where the service queues, a knee at or a little above its workers is the concurrency that keeps every worker busy " +
+	"while answers travel back. The first rejection is the smallest concurrency at which the service refused a call: its workers + " +
+	"queue slots + 1 where it rejects beyond its queue."
 
 // advisedTable shows, per scenario, the probes' findings and the strategy
 // advised from them.

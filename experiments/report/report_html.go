@@ -29,7 +29,8 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 {{end}}{{range .Headlines}}<figure>{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}{{.SVG}}</figure>
 {{end}}<h2>How it ran</h2>
 <p>{{.Setup}}</p>
-<p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
+{{if .Strategies}}<p>{{.Strategies}}</p>
+{{end}}<p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
 <h2>Accepted records per second</h2>
 <p>{{.AcceptedIntro}}</p>
 {{range .Accepted}}<p><b>{{.Caption}}</b></p>

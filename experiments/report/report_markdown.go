@@ -12,8 +12,12 @@ import (
 // lab's, the per-cell details with the Little's-law bound, and the verdicts.
 func WriteMarkdown(w io.Writer, r *judge.Results) {
 	rep := newReport(r)
-	fmt.Fprintf(w, "# %s\n\n%s\n\n%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
-		rep.Title, rep.Setup, rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
+	fmt.Fprintf(w, "# %s\n\n%s\n\n", rep.Title, rep.Setup)
+	if rep.Strategies != "" {
+		fmt.Fprintf(w, "%s\n\n", rep.Strategies)
+	}
+	fmt.Fprintf(w, "%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
+		rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
 	if rep.Partial != "" {
 		fmt.Fprintf(w, "**%s**\n\n", rep.Partial)
 	}
