@@ -162,7 +162,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer done()
-	announce(pe)
+	o.announce(pe)
 	res, err := o.execute(ctx, pe, reg, stdout)
 	if err != nil || o.calibration.Only {
 		o.dash.End(err, "")
@@ -235,14 +235,16 @@ func builtIn(given, name, repoPath string) (files design.Files, path, shown stri
 	return experiments.Files, name, repoPath + " (built in)"
 }
 
-// announce says on stderr where the experiment runs and what it is, and
-// where its results go.
-func announce(pe plannedExperiment) {
-	fmt.Fprintf(os.Stderr, "loadlab experiment: %s with %s\n", pe.file, pe.hypotheses)
+// announce says on stderr, first, where the results and the run log go
+// and how a stopped experiment is finished; then what it is and where it
+// runs.
+func (o *experimentOptions) announce(pe plannedExperiment) {
 	if pe.dir != "" {
-		dir, _ := filepath.Abs(pe.dir)
-		fmt.Fprintf(os.Stderr, "loadlab experiment: results will be written to %s\n", dir)
+		for _, line := range runlog.Announce(pe.dir, o.given, o.log, o.out == "" && pe.shard == nil, pe.Spec.Name) {
+			fmt.Fprintln(os.Stderr, "loadlab experiment: "+line)
+		}
 	}
+	fmt.Fprintf(os.Stderr, "loadlab experiment: %s with %s\n", pe.file, pe.hypotheses)
 	rt := cpulimit.ReadRuntime()
 	fmt.Fprintf(os.Stderr, "loadlab experiment: GOMAXPROCS %d, NumCPU %d, CPU quota %s; %d cells × %d runs\n",
 		rt.GOMAXPROCS, rt.NumCPU, rt.Quota(), len(pe.Spec.Cells()), pe.Spec.Runs)

@@ -121,6 +121,11 @@ func killAfterThreeRuns(t *testing.T, out string, runs int, args ...string) int 
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	// A kill cannot print: the first line said beforehand how to finish.
+	if first, _, _ := strings.Cut(errb.String(), "\n"); !strings.HasPrefix(first, "loadlab experiment: results go to "+out) ||
+		!strings.Contains(first, "finish it with: loadlab experiment --resume "+out) {
+		t.Errorf("the killed experiment's first line does not say how to finish it: %q", first)
+	}
 	logged := logLines(out) - 1
 	if logged >= runs {
 		t.Fatalf("all %d runs were logged before the kill: nothing to resume", logged)

@@ -58,3 +58,38 @@ func Hint(dir string) string {
 
 // oneLine folds the lines of s into one.
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+
+// Unfinished are the folders in parent named experiment-… whose run log
+// began that experiment and misses runs (it stopped before its end:
+// killed, crashed, interrupted), newest first by name.
+func Unfinished(parent, experiment string) []string {
+	logs, _ := filepath.Glob(filepath.Join(parent, experiment+"-*", Name))
+	var out []string
+	for i := len(logs) - 1; i >= 0; i-- {
+		dir := filepath.Dir(logs[i])
+		if l, err := Read(dir); err == nil && l.Resume.Begun.Experiment.Name == experiment && len(l.Missing()) > 0 {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// Announce is what an experiment writing into dir says first: where its
+// results and run log go, and the command that finishes it if it stops;
+// resumed (l set), what its log holds; fresh (a new folder beside earlier
+// ones), each earlier run of the experiment that stopped before its end.
+func Announce(dir string, given map[string]string, l *Log, fresh bool, experiment string) []string {
+	var out []string
+	if l != nil {
+		out = append(out, "resuming "+oneLine(l.Describe()))
+	}
+	abs, _ := filepath.Abs(dir)
+	out = append(out, fmt.Sprintf("results go to %s; each run is kept in its %s as it ends, so if this stops "+
+		"(Ctrl-C, a crash, kill -9, a reboot) finish it with: %s", abs, Name, Command(dir, given)))
+	for _, d := range Unfinished(filepath.Dir(dir), experiment) {
+		if fresh && l == nil {
+			out = append(out, fmt.Sprintf("%s: an earlier run of this experiment stopped before its end%s", d, Hint(d)))
+		}
+	}
+	return out
+}

@@ -25,6 +25,9 @@ type progressPrinter struct {
 	w        io.Writer
 	terminal bool
 	bar      *progressbar.ProgressBar
+	// ranHere counts the runs this attempt ran: a resumed experiment's
+	// runs from its journal took none of its time.
+	ranHere int
 }
 
 // BiasMeasured says a calibrated cell's bias the moment it is measured,
@@ -69,21 +72,18 @@ func (p *progressPrinter) Advising(scenario, dependency string) {
 	fmt.Fprintf(p.w, "probing %s/%s for the advised strategy\n", scenario, dependency)
 }
 
-func (p *progressPrinter) RunStarting(u plan.Unit, done, total int, _ time.Duration) {
+func (p *progressPrinter) RunStarting(u plan.Unit, done, total int, elapsed time.Duration) {
 	if p.terminal {
-		p.barAt(u, done, total)
+		p.barAt(u, done, total, p.left(done, total, elapsed))
 	}
 }
 
 func (p *progressPrinter) RunDone(rec judge.RunRecord, done, total int, elapsed time.Duration) {
+	p.ranHere++
+	left := p.left(done, total, elapsed)
 	if p.terminal {
-		p.barAt(plan.Unit{Cell: rec.Cell, Run: rec.Run}, done, total)
+		p.barAt(plan.Unit{Cell: rec.Cell, Run: rec.Run}, done, total, left)
 		return
-	}
-	left := "?"
-	if done > 0 {
-		per := elapsed / time.Duration(done)
-		left = (per * time.Duration(total-done)).Round(time.Second).String()
 	}
 	status := string(rec.Status)
 	if !rec.Valid() {
@@ -94,14 +94,25 @@ func (p *progressPrinter) RunDone(rec judge.RunRecord, done, total int, elapsed 
 	fmt.Fprintf(p.w, "%d/%d %s run %d: %s (~%s left)\n", done, total, rec.Cell, rec.Run, status, left)
 }
 
-// barAt moves the bar to done of total, naming the unit.
-func (p *progressPrinter) barAt(u plan.Unit, done, total int) {
+// left is the time the total−done runs still to go will take at the pace
+// of the runs this attempt ran in elapsed ("?" before the first).
+func (p *progressPrinter) left(done, total int, elapsed time.Duration) string {
+	if p.ranHere == 0 {
+		return "?"
+	}
+	return (elapsed / time.Duration(p.ranHere) * time.Duration(total-done)).Round(time.Second).String()
+}
+
+// barAt moves the bar to done of total, naming the unit and the time left
+// (the bar's own prediction would count a resumed experiment's runs from
+// its journal as run in no time).
+func (p *progressPrinter) barAt(u plan.Unit, done, total int, left string) {
 	if p.bar == nil {
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionSetItsString("runs"),
+			progressbar.OptionShowCount(), progressbar.OptionSetItsString("runs"),
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }))
 	}
-	p.bar.Describe(fmt.Sprintf("%s run %d", u.Cell, u.Run))
+	p.bar.Describe(fmt.Sprintf("%s run %d (~%s left)", u.Cell, u.Run, left))
 	_ = p.bar.Set(done)
 }
 
