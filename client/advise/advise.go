@@ -33,9 +33,11 @@ type Capacity struct {
 	// RejectionsBeginAt is the lowest concurrency that drew a 503/429.
 	RejectionsBeginAt *int   `json:"rejections_begin_at"`
 	Steps             []Step `json:"steps"`
-	// Plan is what the probe was pointed at.
+	// Plan is what the probe was pointed at, and how long it let a
+	// request take.
 	Plan struct {
-		Target string `json:"target"`
+		Target         string  `json:"target"`
+		TimeoutSeconds float64 `json:"timeout_seconds"`
 	} `json:"plan"`
 }
 
@@ -47,6 +49,19 @@ type Step struct {
 	MeanSeconds *float64 `json:"mean_seconds"`
 	// AtRateLimit: the probe's own --max-rate held the step.
 	AtRateLimit bool `json:"at_rate_limit"`
+	// The step's requests completed in its window, by how they ended.
+	WindowSeconds float64 `json:"window_seconds"`
+	Requests      int     `json:"requests"`
+	Rejected      int     `json:"rejected"`
+	Timeouts      int     `json:"timeouts"`
+	Errors        int     `json:"errors"`
+	// P999Seconds is the successes' p99.9, MaxSeconds the slowest.
+	P999Seconds *float64 `json:"p999_seconds"`
+	MaxSeconds  *float64 `json:"max_seconds"`
+	// RejectedStatuses counts the rejections by status ("429": 12);
+	// RetryAfterSeconds is the longest Retry-After they asked for.
+	RejectedStatuses  map[string]int `json:"rejected_statuses"`
+	RetryAfterSeconds *float64       `json:"retry_after_seconds"`
 }
 
 // Dependency is the advice for one dependency.
@@ -63,6 +78,7 @@ type Dependency struct {
 	// RecordsPerSecond is CallsPerSecond / CallsPerRecord: the rate this
 	// dependency allows.
 	RecordsPerSecond float64 `json:"records_per_second" yaml:"records_per_second"`
+	Limits           `yaml:",inline"`
 }
 
 // Advice is a strategy and how it was reached.
@@ -79,6 +95,7 @@ type Advice struct {
 	RateBound       float64               `json:"rate_bound_per_second" yaml:"rate_bound_per_second"`
 	RecordsInFlight int                   `json:"records_in_flight" yaml:"records_in_flight"`
 	Dependencies    map[string]Dependency `json:"dependencies" yaml:"dependencies"`
+	Run             RunLimits             `json:"run" yaml:"run"`
 	Warnings        []string              `json:"warnings" yaml:"warnings"`
 }
 
@@ -106,6 +123,7 @@ func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64
 		if err != nil {
 			return Advice{}, err
 		}
+		warn = append(warn, d.limit(name, c)...)
 		if w := pathMismatch(p.Dependency(name), c.Plan.Target); w != "" {
 			warn = append(warn, w)
 		}
@@ -132,6 +150,7 @@ func Advise(p *pipeline.Pipeline, probes map[string]Capacity, targetRate float64
 			targetRate, a.Bottleneck, a.RateBound, a.Dependencies[a.Bottleneck].Permits, a.RateBound))
 	}
 	a.RecordsInFlight = max(1, int(math.Ceil(a.PlannedRate*a.TimePerRecord-1e-9)))
+	a.Run = runLimits(a)
 	return a, nil
 }
 
@@ -172,10 +191,15 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 				below = s.Concurrency
 			}
 		}
-		if below < 1 {
+		switch {
+		case below < 1 && c.refusedByRate():
+			// Its rate, not its permits, will keep it from refusing.
+			d.Permits, d.PermitsFrom = steps[0].Concurrency, "the lowest concurrency probed"
+		case below < 1:
 			return Dependency{}, nil, fmt.Errorf("%s: rejections began at concurrency %d, the lowest probed: no budget avoids them", name, *rb)
+		default:
+			d.Permits, d.PermitsFrom = below, "the highest concurrency probed below the first rejection"
 		}
-		d.Permits, d.PermitsFrom = below, "the highest concurrency probed below the first rejection"
 	}
 	for _, s := range steps {
 		if s.Concurrency <= d.Permits {
@@ -192,11 +216,19 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 	return d, warn, nil
 }
 
-// Strategy is the advice as a strategy file's strategy.
+// Strategy is the advice as a strategy file's strategy: the permits, and a
+// rate for each dependency that refused by rate; the timeouts and retries
+// it suggests are the run's (Advice.Run), not the strategy's.
 func (a Advice) Strategy(name string) records.FileStrategy {
 	f := records.FileStrategy{Name: name, RecordsInFlight: a.RecordsInFlight, Permits: map[string]int{}}
 	for dep, d := range a.Dependencies {
 		f.Permits[dep] = d.Permits
+		if d.RatePerSecond > 0 {
+			if f.Rates == nil {
+				f.Rates = map[string]float64{}
+			}
+			f.Rates[dep] = d.RatePerSecond
+		}
 	}
 	return f
 }

@@ -1,10 +1,12 @@
 package advise
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -80,8 +82,8 @@ func Execute(o Options, at time.Time) (Report, error) {
 		return Report{}, err
 	}
 	data, err := a.File(o.Name, fmt.Sprintf("Written by loadlab advise at %s from the probes %s of pipeline %s (%s).\n"+
-		"loadlab run --strategy-file reads `strategy`; `advice` says how it was reached.",
-		at.UTC().Format(time.RFC3339), pairs(o.Probes), p.Name, p.File))
+		"loadlab run --strategy-file reads `strategy`; `advice` says how it was reached.\nRun it: %s",
+		at.UTC().Format(time.RFC3339), pairs(o.Probes), p.Name, p.File, a.RunCommand(o.Pipeline, cmp.Or(o.Out, "THIS-FILE"))))
 	if err != nil {
 		return Report{}, err
 	}
@@ -128,11 +130,56 @@ func (r Report) Print(w io.Writer) error {
 	fmt.Fprintf(w, "Wrote %s: strategy %s, %d records in flight, permits %s\n", o.Out, o.Name, a.RecordsInFlight, pairs(a.Strategy(o.Name).Permits))
 	fmt.Fprintf(w, "Bottleneck %s: %.4g records/s; time per record %.4g s; sized for %.4g records/s\n",
 		a.Bottleneck, a.RateBound, a.TimePerRecord, a.PlannedRate)
+	a.printLimits(w)
 	for _, warning := range a.Warnings {
 		fmt.Fprintf(w, "Warning: %s\n", warning)
 	}
+	fmt.Fprintf(w, "Run it: %s\n", a.RunCommand(o.Pipeline, o.Out))
 	return nil
 }
+
+// printLimits says the rates, timeouts and retries the advice suggests,
+// each with where it came from.
+func (a Advice) printLimits(w io.Writer) {
+	for _, name := range slices.Sorted(maps.Keys(a.Dependencies)) {
+		if d := a.Dependencies[name]; d.RatePerSecond > 0 {
+			fmt.Fprintf(w, "Rate: %s at most %.4g calls/s (in the strategy): %s\n", name, d.RatePerSecond, d.RateFrom)
+		}
+	}
+	if r := a.Run; r.CallTimeoutSeconds > 0 {
+		var each []string
+		for _, name := range slices.Sorted(maps.Keys(a.Dependencies)) {
+			each = append(each, fmt.Sprintf("%s %s", name, a.Dependencies[name].CallTimeoutFrom))
+		}
+		fmt.Fprintf(w, "Call timeout: --call-timeout %s, the longest of %s, rounded up: where a service is as slow as its probe saw, "+
+			"0.1%% of calls time out though they would have succeeded (a busier client than the probe's adds its own delay)\n",
+			seconds(r.CallTimeoutSeconds), strings.Join(each, ", "))
+		fmt.Fprintf(w, "Permit wait: --permit-timeout %s: %s\n", seconds(r.PermitTimeoutSeconds), r.PermitTimeoutFrom)
+	}
+	if r := a.Run.Retries; r != nil {
+		fmt.Fprintf(w, "Retries (suggested): %d attempts, backoff %v–%v, budget %.2g of first attempts within %v: %s\n",
+			r.Attempts, r.BaseBackoff, r.MaxBackoff, r.Budget.Ratio, r.Budget.TTL, a.Run.RetriesFrom)
+	} else {
+		fmt.Fprintf(w, "Retries: %s\n", a.Run.RetriesFrom)
+	}
+}
+
+// RunCommand is the loadlab run command line that runs the strategy file
+// with the timeouts the advice suggests.
+func (a Advice) RunCommand(pipelineFile, strategyFile string) string {
+	cmd := "loadlab run"
+	if pipelineFile != "" {
+		cmd += " --pipeline " + pipelineFile
+	}
+	cmd += " --strategy-file " + strategyFile
+	if r := a.Run; r.CallTimeoutSeconds > 0 {
+		cmd += fmt.Sprintf(" --call-timeout %s --permit-timeout %s", seconds(r.CallTimeoutSeconds), seconds(r.PermitTimeoutSeconds))
+	}
+	return cmd
+}
+
+// seconds is a number of seconds as a flag's duration ("130ms", "2.2s").
+func seconds(s float64) string { return time.Duration(math.Round(s * 1e9)).String() }
 
 // pairs writes a map as "a=1, b=2", sorted by key.
 func pairs[V any](m map[string]V) string {

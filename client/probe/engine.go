@@ -228,11 +228,12 @@ func (e *engine) user(ctx, stopCtx context.Context, rec *recorder, check func())
 		if e.limiter.Wait(stopCtx) != nil {
 			return
 		}
-		start, end, o, kind := e.do(ctx)
+		start, end, o, kind, retryAfter := e.do(ctx)
 		if o == outCancelled {
 			return
 		}
 		rec.add(start, end, o, kind)
+		rec.retryAfter(retryAfter)
 		check()
 	}
 }
@@ -248,14 +249,15 @@ const (
 )
 
 // do sends one request and classifies its answer: kind is an error's
-// short description. The request lasts from just before it is handed to
-// the client to the end of its answer's body.
-func (e *engine) do(ctx context.Context) (start, end time.Time, o outcome, kind string) {
+// short description, or a rejection's status; retryAfter is what a
+// rejection's Retry-After asked for. The request lasts from just before it
+// is handed to the client to the end of its answer's body.
+func (e *engine) do(ctx context.Context) (start, end time.Time, o outcome, kind string, retryAfter time.Duration) {
 	seq := e.seq.Add(1)
 	body, err := e.body.make(seq)
 	if err != nil {
 		now := time.Now()
-		return now, now, outError, "body template: " + err.Error()
+		return now, now, outError, "body template: " + err.Error(), 0
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
@@ -264,28 +266,43 @@ func (e *engine) do(ctx context.Context) (start, end time.Time, o outcome, kind 
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	status := 0
+	status, after := 0, ""
 	start = time.Now()
 	resp, err := e.client.Do(req)
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		status = resp.StatusCode
+		status, after = resp.StatusCode, resp.Header.Get("Retry-After")
 	}
 	end = time.Now()
 	switch {
 	case ctx.Err() != nil:
-		return start, end, outCancelled, ""
+		return start, end, outCancelled, "", 0
 	case err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return start, end, outTimeout, ""
+		return start, end, outTimeout, "", 0
 	case err != nil:
-		return start, end, outError, errKind(err)
+		return start, end, outError, errKind(err), 0
 	case e.isOK(status):
-		return start, end, outOK, ""
+		return start, end, outOK, "", 0
 	case slices.Contains(e.rejects, status):
-		return start, end, outRejected, ""
+		return start, end, outRejected, strconv.Itoa(status), parseRetryAfter(after, end)
 	}
-	return start, end, outError, "status " + strconv.Itoa(status)
+	return start, end, outError, "status " + strconv.Itoa(status), 0
+}
+
+// parseRetryAfter is a Retry-After header's delay (RFC 9110: seconds, or
+// an HTTP date, taken from now); 0 when absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func (e *engine) isOK(status int) bool {

@@ -173,6 +173,7 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 		// 0.2 s on a starved machine held 7 and no rejection).
 		switch i := n.Add(1); {
 		case i%4 == 0:
+			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(http.StatusTooManyRequests)
 		case i%10 == 5:
 			time.Sleep(100 * time.Millisecond) // beyond the timeout
@@ -202,6 +203,9 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 	if one.OK == 0 || one.Rejected == 0 || one.Timeouts == 0 || one.Errors != 0 || one.RejectedPerSecond == 0 {
 		t.Errorf("concurrency 1: %+v; want successes, rejections and timeouts, no errors", one)
 	}
+	if one.RejectedStatuses["429"] != one.Rejected || len(one.RejectedStatuses) != 1 || one.RetryAfterSeconds == nil || *one.RetryAfterSeconds != 3 {
+		t.Errorf("concurrency 1: rejections by status %v of %d, Retry-After %v; want all 429, 3 s", one.RejectedStatuses, one.Rejected, orNil(one.RetryAfterSeconds))
+	}
 	if four.Errors == 0 || four.ErrorKinds["status 500"] != four.Errors {
 		t.Errorf("concurrency 4: %d errors %v; want status 500s", four.Errors, four.ErrorKinds)
 	}
@@ -224,5 +228,29 @@ func TestProbeInterruptedIsPartial(t *testing.T) {
 	})
 	if err != nil || !res.Partial || len(res.Steps) != 1 || res.StopReason != "interrupted" {
 		t.Errorf("err %v, partial %v, %d steps, stop %q; want 1 step, partial", err, res.Partial, len(res.Steps), res.StopReason)
+	}
+}
+
+func orNil(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// Retry-After is seconds or an HTTP date (RFC 9110); anything else is none.
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0}, {"2", 2 * time.Second}, {" 120 ", 2 * time.Minute}, {"-1", 0}, {"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	} {
+		if got := parseRetryAfter(c.in, now); got != c.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }

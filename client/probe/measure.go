@@ -37,11 +37,20 @@ type Step struct {
 	ErrorKinds        map[string]int `json:"error_kinds,omitempty"`
 	OKPerSecond       float64        `json:"ok_per_second"`
 	RejectedPerSecond float64        `json:"rejected_per_second"`
+	// RejectedStatuses counts the rejections by status ("429": 12): a 429
+	// says a rate limit refused, a 503 an overloaded service.
+	RejectedStatuses map[string]int `json:"rejected_statuses,omitempty"`
+	// RetryAfterSeconds is the longest Retry-After the step's rejections
+	// asked for; null when none carried one.
+	RetryAfterSeconds *float64 `json:"retry_after_seconds,omitempty"`
 	// Latencies of the successes (HDR histogram, 3 significant digits);
 	// null when the step had none.
-	P50Seconds  *float64 `json:"p50_seconds"`
-	P90Seconds  *float64 `json:"p90_seconds"`
-	P99Seconds  *float64 `json:"p99_seconds"`
+	P50Seconds *float64 `json:"p50_seconds"`
+	P90Seconds *float64 `json:"p90_seconds"`
+	P99Seconds *float64 `json:"p99_seconds"`
+	// P999Seconds is p99.9: the slowest success when the step had fewer
+	// than 1000.
+	P999Seconds *float64 `json:"p999_seconds"`
 	MaxSeconds  *float64 `json:"max_seconds"`
 	MeanSeconds *float64 `json:"mean_seconds"`
 	// AtRateLimit is set when the requests completed in the window came
@@ -73,6 +82,8 @@ type recorder struct {
 	ok, rej, timedOut, errs int
 	okAny                   int // successes in or out of the window: has anything succeeded yet?
 	kinds                   map[string]int
+	rejStatuses             map[string]int
+	longestRetryAfter       time.Duration
 	// failedAny counts failures in or out of the window, by kind
 	// ("rejected", "timeout", or an error's kind): the first step's early
 	// end reads them.
@@ -81,7 +92,7 @@ type recorder struct {
 
 func newRecorder(from time.Time, window time.Duration) *recorder {
 	return &recorder{from: from, to: from.Add(window), hist: hdrhistogram.New(histLowest, histHighest, histDigits), kinds: map[string]int{},
-		failedAny: map[string]int{}}
+		rejStatuses: map[string]int{}, failedAny: map[string]int{}}
 }
 
 // share is the part of [start, end] inside the window, as a fraction of
@@ -133,6 +144,9 @@ func (r *recorder) add(start, end time.Time, o outcome, kind string) {
 		_ = r.hist.RecordValue(min(max(d.Microseconds(), histLowest), histHighest))
 	case outRejected:
 		r.rej++
+		if kind != "" {
+			r.rejStatuses[kind]++
+		}
 	case outTimeout:
 		r.timedOut++
 	case outError:
@@ -142,6 +156,16 @@ func (r *recorder) add(start, end time.Time, o outcome, kind string) {
 		}
 		r.kinds[kind]++
 	}
+}
+
+// retryAfter keeps the longest Retry-After a rejection asked for.
+func (r *recorder) retryAfter(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.longestRetryAfter = max(r.longestRetryAfter, d)
 }
 
 // failedEarly says, when no request has succeeded and at least n have
@@ -182,12 +206,20 @@ func (r *recorder) step(n int, maxRate float64) Step {
 	if len(r.kinds) > 0 {
 		st.ErrorKinds = r.kinds
 	}
+	if len(r.rejStatuses) > 0 {
+		st.RejectedStatuses = r.rejStatuses
+	}
+	if r.longestRetryAfter > 0 {
+		v := r.longestRetryAfter.Seconds()
+		st.RetryAfterSeconds = &v
+	}
 	st.AtRateLimit = float64(st.Requests)/w >= 0.9*maxRate
 	if r.ok > 0 {
 		sec := func(us int64) *float64 { v := float64(us) / 1e6; return &v }
 		st.P50Seconds = sec(r.hist.ValueAtPercentile(50))
 		st.P90Seconds = sec(r.hist.ValueAtPercentile(90))
 		st.P99Seconds = sec(r.hist.ValueAtPercentile(99))
+		st.P999Seconds = sec(r.hist.ValueAtPercentile(99.9))
 		st.MaxSeconds = sec(r.hist.Max())
 		mean := (r.okSum / time.Duration(r.ok)).Seconds()
 		st.MeanSeconds = &mean

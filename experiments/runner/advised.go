@@ -103,6 +103,9 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.Advi
 		return fail("advise: %v", err)
 	}
 	a.Advice, a.Strategy = adv, adv.Strategy(design.Advised)
+	for dep, r := range a.Strategy.Rates {
+		a.Strategy.Rates[dep] = r * scale // a run's rates are per lab second
+	}
 	return a
 }
 

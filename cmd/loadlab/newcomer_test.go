@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/records"
+)
+
+// shop is a service of a newcomer's own with two dependencies: stock,
+// 20 ms a call behind a token bucket of 100/s (burst 20) that answers 429
+// with Retry-After beyond it; orders, 3 workers of 20 ms, 3 queue slots
+// and 503 beyond. It counts what it refused, independently of the client.
+type shop struct {
+	tooMany, unavailable atomic.Int64
+}
+
+func (s *shop) handler() http.Handler {
+	bucket := rate.NewLimiter(100, 20)
+	workers, admitted := make(chan struct{}, 3), make(chan struct{}, 6)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/stock/", func(w http.ResponseWriter, r *http.Request) {
+		if !bucket.Allow() {
+			s.tooMany.Add(1)
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	})
+	mux.HandleFunc("/orders", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case admitted <- struct{}{}:
+		default:
+			s.unavailable.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		defer func() { <-admitted }()
+		workers <- struct{}{}
+		time.Sleep(20 * time.Millisecond)
+		<-workers
+		w.WriteHeader(http.StatusCreated)
+	})
+	return mux
+}
+
+// The newcomer's path on a service of their own: probe each dependency,
+// let advise size the strategy, run it. The token bucket gets a rate (its
+// 429s say it limits by rate), the workers a budget at most their workers
+// and queue; run as advised, every record is accepted and the service
+// refused nothing, by its own count.
+func TestNewcomerPathOnAServiceOfTheirOwn(t *testing.T) {
+	t.Parallel() // it checks counts and statuses, not speed
+	var s shop
+	srv := httptest.NewServer(s.handler())
+	defer srv.Close()
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "shop.yaml")
+	writeFile(t, pipe, fmt.Sprintf(`name: shop
+dependencies:
+  - name: stock
+    base_url: %[1]s
+    method: GET
+    path: /stock/{{.ID}}
+  - name: orders
+    base_url: %[1]s
+    method: POST
+    path: /orders
+    body: '{"id":{{json .ID}}}'
+steps:
+  - dependency: stock
+  - dependency: orders
+    required: true
+`, srv.URL))
+	probe := func(name string, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args = append([]string{"probe", "--step", "400ms", "--warm-up", "200ms", "--json"}, args...)
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("probe %s: exit %d: %s", name, code, errb.String())
+		}
+		f := filepath.Join(dir, name+".json")
+		writeFile(t, f, out.String())
+		return f
+	}
+	stock := probe("stock", "--target", srv.URL+"/stock/1", "--concurrency", "1,2,4,8")
+	orders := probe("orders", "--target", srv.URL+"/orders", "--method", "POST", "--body", `{"id":"p"}`, "--concurrency", "1-10")
+	strategy := filepath.Join(dir, "advised.yaml")
+	var out, errb bytes.Buffer
+	if code := run([]string{"advise", "--pipeline", pipe, "--probe", "stock=" + stock, "--probe", "orders=" + orders, "--out", strategy}, &out, &errb); code != 0 {
+		t.Fatalf("advise: exit %d: %s", code, errb.String())
+	}
+	advised := out.String()
+	p, err := pipeline.Load(pipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := records.LoadStrategyFile(strategy, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rate is read to one call per probe window (2.5/s here): within
+	// that of the bucket's 100/s, its burst of 20 absorbs the difference.
+	if r := st.RateFor("stock"); !(r > 0 && r <= 102.5) || st.RateFor("orders") != 0 || st.PermitsFor("orders") < 1 || st.PermitsFor("orders") > 6 {
+		t.Fatalf("advised stock ≤ %g calls/s, orders ≤ %g calls/s and %d permits; want a rate of at most 100/s (+ 2.5) for stock only, "+
+			"and at most orders' 3 workers + 3 queue slots:\n%s", r, st.RateFor("orders"), st.PermitsFor("orders"), advised)
+	}
+	if !strings.Contains(advised, "Rate: stock at most ") || !strings.Contains(advised, "Run it: loadlab run --pipeline "+pipe+" --strategy-file "+strategy+" --call-timeout ") {
+		t.Errorf("advise does not say the rate or how to run it:\n%s", advised)
+	}
+	s.tooMany.Store(0)
+	s.unavailable.Store(0)
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"run", "--pipeline", pipe, "--strategy-file", strategy, "--records", "200"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "Accepted 200 of 200 records (100%: 200 complete, 0 incomplete)") {
+		t.Fatalf("run as advised: exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+	if n, m := s.tooMany.Load(), s.unavailable.Load(); n != 0 || m != 0 {
+		t.Errorf("run as advised: the service refused %d calls with 429 and %d with 503:\n%s", n, m, out.String())
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
