@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +115,32 @@ type RetryBudgetConfig struct {
 	// TTL is how long a deposit counts (> 0); Finagle's ttl (1 s to 60 s
 	// there, 10 s by default).
 	TTL time.Duration `json:"ttl" yaml:"ttl"`
+}
+
+// ParseRetryBudget reads a retry budget written RATIO:MIN_PER_SECOND[:TTL]
+// (TTL defaultTTL when left out), or "off": nil, no budget.
+func ParseRetryBudget(text string, defaultTTL time.Duration) (*RetryBudgetConfig, error) {
+	if text == "off" {
+		return nil, nil
+	}
+	parts := strings.Split(text, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return nil, fmt.Errorf("%q is not RATIO:MIN_PER_SECOND[:TTL] or off", text)
+	}
+	b := RetryBudgetConfig{TTL: defaultTTL}
+	var err error
+	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil {
+		return nil, fmt.Errorf("ratio: %q is not a number", parts[0])
+	}
+	if b.MinPerSecond, err = strconv.ParseFloat(parts[1], 64); err != nil {
+		return nil, fmt.Errorf("min_per_second: %q is not a number", parts[1])
+	}
+	if len(parts) == 3 {
+		if b.TTL, err = time.ParseDuration(parts[2]); err != nil {
+			return nil, fmt.Errorf("ttl: %q is not a duration", parts[2])
+		}
+	}
+	return &b, nil
 }
 
 // Validate names the first bad field.

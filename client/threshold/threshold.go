@@ -52,7 +52,7 @@ func Parse(s string, names []string) (Threshold, error) {
 			return t, fmt.Errorf("%q: %q is not a number (e.g. rejected<1%%, write_unknown==0)", s, v)
 		}
 		t.Value = f
-		if !slices.Contains(names, t.Metric) {
+		if !known(names, t.Metric) {
 			hint := ""
 			if c := field.Closest(t.Metric, names); c != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", c)
@@ -62,6 +62,17 @@ func Parse(s string, names []string) (Threshold, error) {
 		return t, nil
 	}
 	return t, fmt.Errorf("%q: want METRIC OP VALUE with OP one of < <= > >= == != (e.g. rejected<1%%, write_unknown==0)", s)
+}
+
+// known says whether metric is one of names, where a name "p.NAME" stands
+// for every "p.x" (rejected.NAME: a dependency's).
+func known(names []string, metric string) bool {
+	for _, n := range names {
+		if p, ok := strings.CutSuffix(n, ".NAME"); n == metric || ok && strings.HasPrefix(metric, p+".") && len(metric) > len(p)+1 {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseAll reads a comma-separated list of thresholds (a flag's value).
@@ -81,17 +92,19 @@ func ParseAll(list string, names []string) ([]Threshold, error) {
 }
 
 // Outcome is a threshold checked: the figure measured (a percentage of
-// the total when the threshold is one) and whether it held.
+// Of when the threshold is one, Count being the figure) and whether it
+// held.
 type Outcome struct {
 	Threshold
-	Measured float64
-	Held     bool
+	Measured  float64
+	Count, Of float64
+	Held      bool
 }
 
 func (o Outcome) String() string {
 	unit, verdict := "", "held"
 	if o.Percent {
-		unit = "%"
+		unit = fmt.Sprintf("%% (%s of %s)", strconv.FormatFloat(o.Count, 'g', 6, 64), strconv.FormatFloat(o.Of, 'g', 6, 64))
 	}
 	if !o.Held {
 		verdict = "BREACHED"
@@ -99,19 +112,36 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("%s: measured %s%s, %s", o.Text, strconv.FormatFloat(o.Measured, 'g', 6, 64), unit, verdict)
 }
 
-// Check checks figures against every threshold; total is what a
-// percentage is of (a run's records, a load's requests).
-func Check(ts []Threshold, figures map[string]float64, total float64) []Outcome {
+// Totals is what a percentage is of: a metric's own total in Of (a
+// dependency's calls for its rejections), else Default (a run's records,
+// a load's requests).
+type Totals struct {
+	Default float64
+	Of      map[string]float64
+}
+
+func (t Totals) of(metric string) float64 {
+	if v, ok := t.Of[metric]; ok {
+		return v
+	}
+	return t.Default
+}
+
+// Check checks figures against every threshold, a percentage of what
+// totals says it is of.
+func Check(ts []Threshold, figures map[string]float64, totals Totals) []Outcome {
 	out := make([]Outcome, 0, len(ts))
 	for _, t := range ts {
 		v := figures[t.Metric]
+		o := Outcome{Threshold: t, Count: v}
 		if t.Percent {
-			v = 0
-			if total > 0 {
-				v = 100 * figures[t.Metric] / total
+			o.Of, v = totals.of(t.Metric), 0
+			if o.Of > 0 {
+				v = 100 * o.Count / o.Of
 			}
 		}
-		out = append(out, Outcome{Threshold: t, Measured: v, Held: holds(v, t.Op, t.Value)})
+		o.Measured, o.Held = v, holds(v, t.Op, t.Value)
+		out = append(out, o)
 	}
 	return out
 }
@@ -179,6 +209,23 @@ type Flag struct {
 
 func (f *Flag) String() string { return strings.Join(f.given, ",") }
 
+// Each checks that every threshold on prefix.x names an x of names (a
+// dependency of the pipeline run): one that does not would measure 0.
+func (f *Flag) Each(prefix string, names []string) error {
+	for _, t := range f.List {
+		x, ok := strings.CutPrefix(t.Metric, prefix+".")
+		if !ok || slices.Contains(names, x) {
+			continue
+		}
+		hint := ""
+		if c := field.Closest(x, names); c != "" {
+			hint = fmt.Sprintf(" (did you mean %s.%s?)", prefix, c)
+		}
+		return fmt.Errorf("%q: no %q to measure%s; there are: %s", t.Text, x, hint, strings.Join(names, ", "))
+	}
+	return nil
+}
+
 func (f *Flag) Set(s string) error {
 	ts, err := ParseAll(s, f.Names)
 	f.given, f.List = append(f.given, s), append(f.List, ts...)
@@ -211,13 +258,13 @@ func (b *Breach) Error() string {
 }
 
 // Report checks figures against ts, prints every outcome on w ("threshold
-// rejected<1%: measured 0.2%, held") and returns a *Breach when any did
-// not hold; nil when all held or there are none.
-func Report(w io.Writer, command string, ts []Threshold, figures map[string]float64, total float64) error {
+// rejected<1%: measured 0.2% (2 of 1000), held") and returns a *Breach
+// when any did not hold; nil when all held or there are none.
+func Report(w io.Writer, command string, ts []Threshold, figures map[string]float64, totals Totals) error {
 	if len(ts) == 0 {
 		return nil
 	}
-	outs := Check(ts, figures, total)
+	outs := Check(ts, figures, totals)
 	for _, o := range outs {
 		fmt.Fprintf(w, "threshold %s\n", o)
 	}

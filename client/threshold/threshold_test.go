@@ -55,7 +55,7 @@ func TestReportNamesEveryBreach(t *testing.T) {
 	}
 	figures := map[string]float64{"rejected": 1, "write_unknown": 0, "accepted_per_second": 49.9, "p99_ms": 300}
 	var out bytes.Buffer
-	err := Report(&out, "run", f.List, figures, 200)
+	err := Report(&out, "run", f.List, figures, Totals{Default: 200})
 	var b *Breach
 	if !errors.As(err, &b) || len(b.Breached) != 2 {
 		t.Fatalf("%v", err)
@@ -64,15 +64,40 @@ func TestReportNamesEveryBreach(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error %q\nwant  %q", err, want)
 	}
-	if !strings.Contains(out.String(), "threshold rejected<1%: measured 0.5%, held\n") || strings.Count(out.String(), "\n") != 4 {
+	if !strings.Contains(out.String(), "threshold rejected<1%: measured 0.5% (1 of 200), held\n") || strings.Count(out.String(), "\n") != 4 {
 		t.Errorf("printed:\n%s", out.String())
 	}
-	if err := Report(&out, "run", nil, figures, 200); err != nil {
+	if err := Report(&out, "run", nil, figures, Totals{Default: 200}); err != nil {
 		t.Errorf("no thresholds: %v", err)
 	}
 	// A percentage of nothing is 0.
-	if o := Check([]Threshold{{Metric: "rejected", Op: "<", Value: 1, Percent: true}}, figures, 0); !o[0].Held || o[0].Measured != 0 {
+	if o := Check([]Threshold{{Metric: "rejected", Op: "<", Value: 1, Percent: true}}, figures, Totals{}); !o[0].Held || o[0].Measured != 0 {
 		t.Errorf("of no records: %+v", o[0])
+	}
+}
+
+// A figure with a total of its own is a percentage of that: a
+// dependency's rejections of its calls; "p.NAME" among the names stands
+// for every p.x, and Each refuses an x the run has not.
+func TestPercentagesOfTheirOwnTotal(t *testing.T) {
+	f := Flag{Names: []string{"rejected", "rejected.NAME", "complete"}}
+	if err := f.Set("rejected<1%,rejected.lookup<10%,complete>50%"); err != nil {
+		t.Fatal(err)
+	}
+	figures := map[string]float64{"rejected": 175, "rejected.lookup": 175, "complete": 425}
+	outs := Check(f.List, figures, Totals{Default: 600, Of: map[string]float64{"rejected": 1122, "rejected.lookup": 522}})
+	if len(outs) != 3 || outs[0].Held || outs[1].Held || !outs[2].Held || outs[0].String() != "rejected<1%: measured 15.5971% (175 of 1122), BREACHED" ||
+		outs[1].Of != 522 || outs[2].Of != 600 {
+		t.Errorf("%v", outs)
+	}
+	if err := f.Each("rejected", []string{"lookup", "ledger"}); err != nil {
+		t.Errorf("a dependency of the run refused: %v", err)
+	}
+	if err := f.Each("rejected", []string{"lookups", "ledger"}); err == nil || err.Error() != `"rejected.lookup<10%": no "lookup" to measure (did you mean rejected.lookups?); there are: lookups, ledger` {
+		t.Errorf("an unknown one: %v", err)
+	}
+	if err := f.Set("rejected.<1%"); err == nil {
+		t.Error("rejected. with no name accepted")
 	}
 }
 

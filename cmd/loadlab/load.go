@@ -90,7 +90,7 @@ func (o loadOptions) load(ctx context.Context, stdout io.Writer, ui *dashboard.S
 			fmt.Fprintln(os.Stderr, "load: "+loadgen.Saturation(res.Result))
 		}
 	}
-	if err := threshold.Report(out, "load", o.thresholds.List, res.Result.Figures(), float64(res.Requests)); err != nil && !res.Partial {
+	if err := threshold.Report(out, "load", o.thresholds.List, res.Result.Figures(), threshold.Totals{Default: float64(res.Requests)}); err != nil && !res.Partial {
 		return err
 	}
 	return loadExit(o.run.Generator(), res.Result)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,8 +165,9 @@ func TestRunAdminRefusals(t *testing.T) {
 }
 
 // An optional step refused (429) leaves its record incomplete: the
-// headline says how many, and calls_rejected counts the refused calls
-// that rejected (records refused) does not.
+// headline says how many, rejected counts the refused calls (a
+// percentage of the calls made) and rejected.lookup the dependency's,
+// which records_rejected (records refused) does not.
 func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 	cfg := config.Default()
 	cfg.TimeScale = 0.05
@@ -177,7 +179,7 @@ func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--strategy", "bounded:8", "--permits", "lookup=4,ledger=2",
-		"--records", "30", "--time-scale", "0.05", "--json", "--threshold", "rejected==0", "--threshold", "calls_rejected==0"}, &out, &errb)
+		"--records", "30", "--time-scale", "0.05", "--json", "--threshold", "records_rejected==0", "--threshold", "rejected==0,rejected.lookup<=100%,rejected.ledger==0"}, &out, &errb)
 	var res struct {
 		Records    int                       `json:"records"`
 		Complete   int                       `json:"complete"`
@@ -192,14 +194,41 @@ func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 	if code != 99 || refused == 0 || res.Incomplete == 0 || res.Complete+res.Incomplete != res.Records {
 		t.Fatalf("exit %d, %+v: %s", code, res, msg)
 	}
-	// One of two breached: rejected==0 held.
-	if !strings.Contains(msg, fmt.Sprintf("1 of 2 thresholds breached: calls_rejected==0: measured %d,", refused)) {
-		t.Errorf("breach names calls_rejected (%d refused lookups) alone: %s", refused, msg)
+	// One of four breached: records_rejected==0 and the dependencies' held.
+	calls := 0
+	for _, byClass := range res.Calls {
+		for _, n := range byClass {
+			calls += n
+		}
+	}
+	lookups := 0
+	for _, n := range res.Calls["lookup"] {
+		lookups += n
+	}
+	if !strings.Contains(msg, fmt.Sprintf("1 of 4 thresholds breached: rejected==0: measured %d,", refused)) || lookups == 0 || calls <= lookups {
+		t.Errorf("breach names rejected (%d refused lookups of %d, %d calls) alone: %s", refused, lookups, calls, msg)
+	}
+	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--threshold", "rejected.lokup<1%"}, &out, &errb); code != exitUsage ||
+		!strings.Contains(errb.String(), `no "lokup" to measure (did you mean rejected.lookup?); there are: lookup, ledger`) {
+		t.Errorf("a threshold on no dependency: exit %d: %s", code, errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--records", "30", "--time-scale", "0.05"}, &out, &errb); code != 0 {
+	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--records", "30", "--time-scale", "0.05",
+		"--threshold", "rejected.lookup<=100%"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	// Each percentage says what it is of: the dependency's calls.
+	var pct float64
+	var n, of int
+	i := strings.Index(out.String(), "threshold rejected.lookup<=100%: measured ")
+	if i < 0 {
+		t.Fatalf("no threshold line:\n%s", out.String())
+	}
+	if _, err := fmt.Sscanf(out.String()[i:], "threshold rejected.lookup<=100%%: measured %g%% (%d of %d), held", &pct, &n, &of); err != nil ||
+		n == 0 || of < n || !regexp.MustCompile(fmt.Sprintf(`Calls to lookup: ok \d+, rejected %d,`, n)).MatchString(out.String()) ||
+		!strings.Contains(out.String(), fmt.Sprintf("OVERLOAD: %d of ", n)) {
+		t.Errorf("%v: %g%% (%d of %d):\n%s", err, pct, n, of, out.String())
 	}
 	if !strings.Contains(out.String(), " complete, ") || !strings.Contains(out.String(), " incomplete) in ") {
 		t.Errorf("headline lacks complete and incomplete:\n%s", out.String())
@@ -224,9 +253,15 @@ func TestOverloadIsSaid(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no overload line:\n%s", text)
 	}
-	if _, err := fmt.Sscanf(text[i:], "OVERLOAD: %d of %d records", &refused, &records); err != nil || refused == 0 || records != 30 ||
+	var calls float64
+	if _, err := fmt.Sscanf(text[i:], "OVERLOAD: %d of %g calls", &refused, &calls); err != nil || refused == 0 ||
+		!strings.Contains(text, fmt.Sprintf("; %d of 30 records refused", refused)) {
+		t.Errorf("%v: %d of %g calls:\n%s", err, refused, calls, text)
+	}
+	records = 30
+	if refused == 0 || records != 30 ||
 		!strings.Contains(text, fmt.Sprintf("write_rejected %d", refused)) || !strings.Contains(text, "refusals alone exit 0: --threshold 'rejected<1%' makes them exit 99.") {
-		t.Errorf("%v: %d of %d:\n%s", err, refused, records, text)
+		t.Errorf("%d of %d:\n%s", refused, records, text)
 	}
 	out.Reset()
 	if code := run(append(base, "--threshold", "rejected<=100%"), &out, &errb); code != 0 || !strings.Contains(out.String(), "OVERLOAD: ") || strings.Contains(out.String(), "refusals alone") {

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,36 +50,11 @@ func (f retryFlagValues) overrides(given map[string]bool) (*records.RetryOverrid
 		o.BaseBackoff, o.MaxBackoff = &b, &m
 	}
 	if given["retry-budget"] {
-		if err := setRetryBudget(*f.quota, o); err != nil {
+		b, err := budgets.ParseRetryBudget(*f.quota, records.DefaultRetryBudgetTTL)
+		if err != nil {
 			return nil, fmt.Errorf("--retry-budget: %w", err)
 		}
+		o.Budget, o.NoBudget = b, b == nil
 	}
 	return o, nil
-}
-
-// setRetryBudget reads RATIO:MIN_PER_SECOND[:TTL] or off.
-func setRetryBudget(text string, o *records.RetryOverrides) error {
-	if text == "off" {
-		o.NoBudget = true
-		return nil
-	}
-	parts := strings.Split(text, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return fmt.Errorf("%q is not RATIO:MIN_PER_SECOND[:TTL] or off", text)
-	}
-	b := budgets.RetryBudgetConfig{TTL: records.DefaultRetryBudgetTTL}
-	var err error
-	if b.Ratio, err = strconv.ParseFloat(parts[0], 64); err != nil {
-		return fmt.Errorf("ratio: %q is not a number", parts[0])
-	}
-	if b.MinPerSecond, err = strconv.ParseFloat(parts[1], 64); err != nil {
-		return fmt.Errorf("min_per_second: %q is not a number", parts[1])
-	}
-	if len(parts) == 3 {
-		if b.TTL, err = time.ParseDuration(parts[2]); err != nil {
-			return fmt.Errorf("ttl: %q is not a duration", parts[2])
-		}
-	}
-	o.Budget = &b
-	return nil
 }

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,9 +97,10 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.callURLs, "call-url", "", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
 		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
-	o.thresholds.Names = threshold.Names(runFigures(records.Result{}))
-	fs.Var(&o.thresholds, "threshold", threshold.Usage("records", "rejected<1%, write_unknown==0, accepted_per_second>50",
-		"rejected (write_rejected + step_rejected: records refused; a refused optional step leaves its record incomplete),\ncalls_rejected (calls refused at any step, optional ones included: a count, its % is of records) or accepted_per_second (per lab second)"))
+	figures, _ := runFigures(records.Result{})
+	o.thresholds.Names = append(threshold.Names(figures), "rejected.NAME")
+	fs.Var(&o.thresholds, "threshold", threshold.Usage("records (of the calls for rejected)", "rejected<1%, write_unknown==0, accepted_per_second>50",
+		"rejected (calls refused, 429/503, at any step: an optional step's too, whose record ends incomplete),\nrejected.NAME (dependency NAME's, % of its calls), records_rejected (write_rejected + step_rejected:\nrecords refused) or accepted_per_second (per lab second)"))
 	fs.StringVar(&o.ui, "ui", "", dashboard.Flag)
 	fs.BoolVar(&o.uiKeep, "ui-keep", false, dashboard.KeepFlag)
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
@@ -150,7 +153,8 @@ func runRecords(args []string, stdout io.Writer) error {
 	stopWatch()
 	err = o.finish(stdout, res, err)
 	if err == nil || res.Records > 0 {
-		ui.Figures(runFigures(res))
+		figures, _ := runFigures(res)
+		ui.Figures(figures)
 	}
 	ui.End(err, "")
 	return err
@@ -169,6 +173,9 @@ func (o *runOptions) config() (records.Config, error) {
 		cfg.Pipeline = p
 	}
 	p := cfg.PipelineOrLab()
+	if err := o.thresholds.Each("rejected", p.Names()); err != nil {
+		return cfg, usageErr("run: --threshold %v", err)
+	}
 	var s records.Strategy
 	var err error
 	switch {
@@ -214,15 +221,25 @@ func (o *runOptions) config() (records.Config, error) {
 	return cfg, nil
 }
 
-// runFigures are what a run's --threshold can name: its JSON's numbers,
-// rejected (write_rejected + step_rejected), calls_rejected (at any step)
-// and accepted_per_second (per lab second: per second at time scale 1).
-func runFigures(r records.Result) map[string]float64 {
-	f := threshold.Figures(r)
+// runFigures are what a run's --threshold can name, and what a percentage
+// of each is of: its JSON's numbers and records_rejected (write_rejected +
+// step_rejected), of the records; rejected, the calls refused at any step,
+// of the calls made, rejected.NAME of NAME's; accepted_per_second (per
+// lab second: per second at time scale 1).
+func runFigures(r records.Result) (map[string]float64, threshold.Totals) {
+	f, of := threshold.Figures(r), map[string]float64{"rejected": 0}
 	f["step_rejected"] = float64(r.StepRejected) // omitted from the JSON when 0
-	f["rejected"], f["calls_rejected"] = float64(r.WriteRejected+r.StepRejected), float64(budgets.Count(r.Calls, budgets.Rejected))
-	f["accepted_per_second"] = r.AcceptedPerLabSecond
-	return f
+	f["records_rejected"], f["accepted_per_second"], f["rejected"] = float64(r.WriteRejected+r.StepRejected), r.AcceptedPerLabSecond, 0
+	for dep, byClass := range r.Calls {
+		f["rejected."+dep] += 0
+		for class, n := range byClass {
+			of["rejected"], of["rejected."+dep] = of["rejected"]+float64(n), of["rejected."+dep]+float64(n)
+			if class == budgets.Rejected {
+				f["rejected"], f["rejected."+dep] = f["rejected"]+float64(n), f["rejected."+dep]+float64(n)
+			}
+		}
+	}
+	return f, threshold.Totals{Default: float64(r.Records), Of: of}
 }
 
 // examplePermits is --permits' form for p's dependencies: lookup=N,ledger=N.
@@ -293,7 +310,8 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if line := overload(res, len(o.thresholds.List) > 0); line != "" {
 		fmt.Fprintln(out, line)
 	}
-	thresholdErr := threshold.Report(out, "run", o.thresholds.List, runFigures(res), float64(res.Records))
+	figures, totals := runFigures(res)
+	thresholdErr := threshold.Report(out, "run", o.thresholds.List, figures, totals)
 	switch {
 	case res.Partial && res.DurationLimit > 0:
 		return interrupted(fmt.Errorf("run: %d records begun, stopped %.2f of %g lab s in", res.Records, res.DurationSeconds/res.TimeScale, res.DurationLimit), "")
@@ -307,16 +325,24 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	return nil
 }
 
-// overload says, of a run whose records were refused, how many, that its
-// rate counts the accepted ones only, and how refusals are made to fail
-// it: they are what the run measured, so alone they exit 0.
+// overload says, of a run whose calls were refused, how many (and its
+// records), that its rate counts the accepted ones only, and how refusals
+// are made to fail it: they are what the run measured, so alone they exit 0.
 func overload(r records.Result, thresholds bool) string {
-	refused := r.WriteRejected + r.StepRejected
-	if refused == 0 || r.Records == 0 {
+	f, totals := runFigures(r)
+	if f["rejected"] == 0 || r.Records == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("OVERLOAD: %d of %d records (%.0f%%) refused (write_rejected %d, step_rejected %d); the rate counts the %d accepted only. Budgets avoid refusals (loadlab probe, then advise)",
-		refused, r.Records, 100*float64(refused)/float64(r.Records), r.WriteRejected, r.StepRejected, r.Complete+r.Incomplete)
+	var each []string
+	for _, dep := range slices.Sorted(maps.Keys(r.Calls)) {
+		if n := f["rejected."+dep]; n > 0 {
+			each = append(each, fmt.Sprintf("%s %.0f", dep, n))
+		}
+	}
+	line := fmt.Sprintf("OVERLOAD: %.0f of %.0f calls (%.1f%%) refused (%s); %.0f of %d records refused (write_rejected %d, step_rejected %d); "+
+		"the rate counts the %d accepted only (%d incomplete). Budgets avoid refusals (loadlab probe, then advise)", f["rejected"], totals.Of["rejected"],
+		100*f["rejected"]/totals.Of["rejected"], strings.Join(each, ", "), f["records_rejected"], r.Records, r.WriteRejected, r.StepRejected,
+		r.Complete+r.Incomplete, r.Incomplete)
 	if !thresholds {
 		line += "; refusals alone exit 0: --threshold 'rejected<1%' makes them exit 99"
 	}
