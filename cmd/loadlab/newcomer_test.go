@@ -58,17 +58,29 @@ func (s *shop) handler() http.Handler {
 	return mux
 }
 
-// The newcomer's path on a service of their own: probe each dependency,
-// let advise size the strategy, run it. The token bucket gets a rate (its
-// 429s say it limits by rate), the workers a budget at most their workers
-// and queue; run as advised, every record is accepted and the service
-// refused nothing, by its own count.
+// The newcomer's path of the README: a quick look at the mock service
+// (exploratory, no calibration runs) and check of its folder; then a
+// service of their own, its optional lookup and required write in a
+// pipeline: probe each dependency, let advise size the strategy, run it
+// with a threshold. The token bucket gets a rate (its 429s say it limits
+// by rate), the workers a budget at most their workers and queue; run as
+// advised, every record is accepted and the service refused nothing, by
+// its own count; C2 overloads it, and the threshold says so.
 func TestNewcomerPathOnAServiceOfTheirOwn(t *testing.T) {
 	t.Parallel() // it checks counts and statuses, not speed
+	dir := t.TempDir()
+	spec, hyp := lockedTinyExperiment(t, dir, 4) // locked at 4 runs, run with 3
+	look := filepath.Join(dir, "look")
+	if code, _, stderr := loadlabChild(t, "experiment", "--file", spec, "--hypotheses", hyp, "--runs", "3", "--records", "10",
+		"--calibration-runs", "0", "--out", look); !ranToTheEnd(code, stderr) {
+		t.Fatalf("the quick look: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := loadlabChild(t, "check", look); code != 0 {
+		t.Fatalf("check of the quick look: exit %d: %s%s", code, stdout, stderr)
+	}
 	var s shop
 	srv := httptest.NewServer(s.handler())
 	defer srv.Close()
-	dir := t.TempDir()
 	pipe := filepath.Join(dir, "shop.yaml")
 	writeFile(t, pipe, fmt.Sprintf(`name: shop
 dependencies:
@@ -126,12 +138,21 @@ steps:
 	s.unavailable.Store(0)
 	out.Reset()
 	errb.Reset()
-	code := run([]string{"run", "--pipeline", pipe, "--strategy-file", strategy, "--records", "200"}, &out, &errb)
-	if code != 0 || !strings.Contains(out.String(), "Accepted 200 of 200 records (100%: 200 complete, 0 incomplete)") {
+	code := run([]string{"run", "--pipeline", pipe, "--strategy-file", strategy, "--records", "200", "--threshold", "rejected<1%"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "Accepted 200 of 200 records (100%: 200 complete, 0 incomplete)") ||
+		!strings.Contains(out.String(), "threshold rejected<1%: measured 0% (0 of 400), held") || strings.Contains(out.String(), "OVERLOAD") {
 		t.Fatalf("run as advised: exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 	if n, m := s.tooMany.Load(), s.unavailable.Load(); n != 0 || m != 0 {
 		t.Errorf("run as advised: the service refused %d calls with 429 and %d with 503:\n%s", n, m, out.String())
+	}
+	// 32 records in flight and no budget: refused, said, and breached.
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"run", "--pipeline", pipe, "--strategy", "C2", "--records", "200", "--threshold", "rejected<1%"}, &out, &errb)
+	if refused := s.tooMany.Load() + s.unavailable.Load(); code != 99 || refused == 0 || !strings.Contains(out.String(), "OVERLOAD: ") ||
+		!strings.Contains(errb.String(), "run: 1 of 1 thresholds breached: rejected<1%: measured ") {
+		t.Errorf("C2: exit %d, the service refused %d:\n%s%s", code, refused, out.String(), errb.String())
 	}
 }
 
