@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 
 // ExperimentProgress is a runner.Progress that shows the experiment on the
 // dashboard: the matrix cell by run, the verdicts as their cells complete
-// (judged over the runs so far by the runner's own rules), each bias as it
-// is measured, the last run's calls in flight, and every run's accepted
-// rate.
+// (judged over the runs so far by the runner's own rules), whether they are
+// exploratory and why, each bias as it is measured, the last run's calls in
+// flight, and every run's accepted rate in its cell's series.
 type ExperimentProgress struct {
 	runner.NoProgress
 	s       *Server
@@ -26,6 +27,9 @@ type ExperimentProgress struct {
 	mockCfg config.Config
 	index   map[design.Cell]int
 	started time.Time
+	// ranHere counts the runs this process ran: a resumed experiment's
+	// runs from its log took none of its time.
+	ranHere int
 }
 
 // NewExperimentProgress shows on s the experiment of spec and hs whose
@@ -34,6 +38,9 @@ func NewExperimentProgress(s *Server, spec design.Spec, hs []design.Hypothesis, 
 	p := &ExperimentProgress{s: s, units: units, mockCfg: mockCfg, index: map[design.Cell]int{}, started: time.Now(),
 		res: judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: hs, Lock: lock}}
 	e := &Experiment{Runs: spec.Runs, Total: len(units)}
+	if len(hs) > 0 {
+		e.Exploratory = design.Exploratory(lock, spec, hs[0].Rules)
+	}
 	for _, u := range units {
 		if _, ok := p.index[u.Cell]; !ok {
 			p.index[u.Cell] = len(e.Cells)
@@ -54,7 +61,7 @@ func (p *ExperimentProgress) RunStarting(u plan.Unit, done, total int, elapsed t
 		e := st.Experiment
 		e.Cells[p.index[u.Cell]].Runs[u.Run-1] = "running"
 		e.Current = fmt.Sprintf("%s run %d", u.Cell, u.Run)
-		e.TimeLeft = timeLeft(done, total, elapsed)
+		e.TimeLeft = timeLeft(p.ranHere, total-done, elapsed)
 	})
 }
 
@@ -62,6 +69,7 @@ func (p *ExperimentProgress) RunStarting(u plan.Unit, done, total int, elapsed t
 // are complete, and charts the run.
 func (p *ExperimentProgress) RunDone(rec judge.RunRecord, done, total int, elapsed time.Duration) {
 	p.res.Runs = append(p.res.Runs, rec)
+	p.ranHere++
 	p.res.Cells = judge.Summaries(p.res.Experiment, p.res.Runs, p.mockCfg, nil)
 	verdicts := judge.Rejudge(&p.res)
 	p.s.Update(func(st *State) {
@@ -70,14 +78,14 @@ func (p *ExperimentProgress) RunDone(rec judge.RunRecord, done, total int, elaps
 		row.Runs[rec.Run-1] = string(rec.Status)
 		if sum, ok := p.res.Summary(rec.Cell); ok {
 			if m, ok := sum.Stats["accepted_per_second"]; ok && sum.Valid > 0 {
-				row.Median = fmt.Sprintf("%.2f /lab s", m.Median)
+				row.Median = fmt.Sprintf("%.2f", m.Median)
 			}
 		}
-		e.Done, e.Current, e.TimeLeft = done, "", timeLeft(done, total, elapsed)
+		e.Done, e.Current, e.TimeLeft = done, "", timeLeft(p.ranHere, total-done, elapsed)
 		if !e.Final {
 			p.fillVerdicts(e, verdicts)
 		}
-		chartRun(st, rec, done)
+		p.chartRun(st, rec)
 	})
 }
 
@@ -95,7 +103,8 @@ func (p *ExperimentProgress) Advising(scenario, dependency string) {
 	})
 }
 
-// Final shows the results' verdicts, which the page then keeps.
+// Final shows the results' verdicts, which the page then keeps, and
+// whether they are exploratory as the results say.
 func (p *ExperimentProgress) Final(res *judge.Results) {
 	if p == nil || res == nil {
 		return
@@ -103,8 +112,14 @@ func (p *ExperimentProgress) Final(res *judge.Results) {
 	p.s.Update(func(st *State) {
 		e := st.Experiment
 		e.Verdicts, e.Final = nil, true
+		if len(res.Verdicts) > 0 {
+			e.Exploratory = ""
+		}
 		for _, v := range res.Verdicts {
 			e.Verdicts = append(e.Verdicts, VerdictRow{ID: v.ID, Verdict: string(v.Verdict), Claim: v.Claim, Label: label(v)})
+			if e.Exploratory == "" {
+				e.Exploratory = v.Exploratory
+			}
 		}
 	})
 }
@@ -142,20 +157,17 @@ func label(v judge.Verdict) string {
 	return l
 }
 
-// chartRun adds the run to the accepted-rate chart and draws its calls
-// in flight over time.
-func chartRun(st *State, rec judge.RunRecord, done int) {
-	acc := st.Chart("accepted", func() *Chart {
-		return &Chart{Title: "Accepted records per lab second, each run as it ends", XLabel: "run (in order)", YLabel: "records / lab s",
-			Labels: []string{"run", "accepted"}}
-	})
-	acc.Add(float64(done), rec.Metrics["accepted_per_second"])
+// chartRun puts the run's accepted rate in its cell's series and draws its
+// calls in flight over time.
+func (p *ExperimentProgress) chartRun(st *State, rec judge.RunRecord) {
+	p.chartAccepted(st, rec)
 	if rec.Client == nil || len(rec.Client.Timeline) == 0 {
 		return
 	}
 	tl := rec.Client.Timeline
-	c := &Chart{ID: "inflight", Title: "Calls in flight during the last run: " + rec.Cell.String(), XLabel: "lab s", YLabel: "calls",
-		Labels: []string{"lab s", "enrichment", "records"}}
+	c := &Chart{ID: "inflight", XLabel: sinceRun,
+		Title:  fmt.Sprintf("Calls in flight during %s run %d (the latest run with samples: each cell's run 1 keeps them)", rec.Cell, rec.Run),
+		YLabel: "calls in flight", YUnit: "calls", Labels: []string{"lab seconds", "enrichment", "records"}}
 	var budgets []float64
 	if s, err := records.ParseStrategy(rec.Cell.Strategy); err == nil {
 		for _, b := range []struct {
@@ -182,12 +194,41 @@ func chartRun(st *State, rec judge.RunRecord, done int) {
 	st.Charts = append(st.Charts, c)
 }
 
-// timeLeft is the time the remaining runs should take at the pace so far.
-func timeLeft(done, total int, elapsed time.Duration) string {
-	if done == 0 || done == total || elapsed == 0 {
+// chartAccepted puts the run's accepted records per lab second in its
+// cell's series, at its run number: a row per run number, a series per
+// cell, and no value (a break) where a cell's run has not ended, so points
+// of different cells are never joined.
+func (p *ExperimentProgress) chartAccepted(st *State, rec judge.RunRecord) {
+	col, ok := p.index[rec.Cell]
+	if !ok || rec.Run < 1 {
+		return
+	}
+	acc := st.Chart("accepted", func() *Chart {
+		c := &Chart{Title: "Accepted records per lab second of each run, one line per cell", XLabel: fmt.Sprintf("run of the cell (1 to %d)", st.Experiment.Runs),
+			YLabel: "accepted records per lab second", YUnit: "accepted records per lab second", Labels: []string{"run"}, XWhole: true}
+		for _, row := range st.Experiment.Cells {
+			c.Labels = append(c.Labels, row.Cell)
+		}
+		return c
+	})
+	for len(acc.Rows) < max(rec.Run, st.Experiment.Runs) {
+		row := make([]float64, len(acc.Labels))
+		for i := range row {
+			row[i] = math.NaN()
+		}
+		row[0] = float64(len(acc.Rows) + 1)
+		acc.Rows = append(acc.Rows, row)
+	}
+	acc.Rows[rec.Run-1][col+1] = rec.Metrics["accepted_per_second"]
+}
+
+// timeLeft is the time the runs still to go should take at the pace of
+// the ran runs run in elapsed ("" before the first, or after the last).
+func timeLeft(ran, toGo int, elapsed time.Duration) string {
+	if ran == 0 || toGo <= 0 || elapsed == 0 {
 		return ""
 	}
-	left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+	left := time.Duration(float64(elapsed) / float64(ran) * float64(toGo))
 	return fmt.Sprintf("about %s left", left.Round(time.Second))
 }
 

@@ -4,8 +4,9 @@
 // outcomes. The page and its charting library (dygraphs, MIT, from
 // Debian's libjs-dygraphs; its copyright file beside it) are embedded: it
 // works offline. The state is pushed as Server-Sent Events at most twice a
-// second; a browser that does not keep up loses the older states (counted),
-// never the measurement's time.
+// second; a browser that does not keep up skips the older states (counted,
+// and the page says how many updates it did not show), never the
+// measurement's time.
 package dashboard
 
 import (
@@ -53,7 +54,7 @@ type Server struct {
 // New is the dashboard of a command of kind ("experiment", "run",
 // "load") titled title; Start serves it.
 func New(kind, title string) *Server {
-	return &Server{state: State{Kind: kind, Title: title, Status: StatusRunning, Started: time.Now().UTC()},
+	return &Server{state: State{Kind: kind, Title: title, Status: StatusRunning, Started: time.Now().UTC(), TimeUnit: timeUnit(kind)},
 		subs: map[chan []byte]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 

@@ -87,6 +87,12 @@ func gather(reg prometheus.Gatherer) runMetrics {
 	return m
 }
 
+// The time axes' labels.
+const (
+	sinceRun  = "lab seconds since the run began"
+	sinceLoad = "model seconds since the load began"
+)
+
 // classes are the ways a call ends, as the budgets count them.
 var classes = []string{"ok", "rejected", "call_timeout", "permit_timeout", "rate_timeout", "error"}
 
@@ -101,7 +107,7 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 		}
 	}
 	slices.Sort(deps)
-	labels := []string{"lab s"}
+	labels := []string{"lab seconds"}
 	row := []float64{lab}
 	var dashed []string
 	for _, d := range deps {
@@ -119,7 +125,7 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 		}
 	}
 	c := st.Chart("inflight", func() *Chart {
-		return &Chart{Title: "Calls in flight per dependency, budgets dashed", XLabel: "lab s", YLabel: "calls"}
+		return &Chart{Title: "Calls in flight per dependency, budgets dashed", XLabel: sinceRun, YLabel: "calls in flight", YUnit: "calls"}
 	})
 	if !slices.Equal(c.Labels, labels) {
 		c.Labels, c.Dashed, c.Rows = labels, dashed, nil // a new column: the chart starts over
@@ -127,7 +133,8 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 	c.Add(row...)
 	perSecond := func(key string) float64 { return (m.calls[key] - prev[key]) / dt }
 	cls := st.Chart("classes", func() *Chart {
-		return &Chart{Title: "Calls ended per lab second, by how", XLabel: "lab s", YLabel: "calls / lab s", Labels: append([]string{"lab s"}, classes...)}
+		return &Chart{Title: "Calls ended per lab second, by how", XLabel: sinceRun, YLabel: "calls ended per lab second",
+			YUnit: "calls per lab second", Labels: append([]string{"lab seconds"}, classes...)}
 	})
 	crow := []float64{lab}
 	for _, class := range classes {
@@ -139,11 +146,13 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 	}
 	cls.Add(crow...)
 	acc := st.Chart("accepted", func() *Chart {
-		return &Chart{Title: "Accepted writes per lab second (" + write + ")", XLabel: "lab s", YLabel: "writes / lab s", Labels: []string{"lab s", "accepted"}}
+		return &Chart{Title: "Accepted writes per lab second (" + write + ")", XLabel: sinceRun, YLabel: "accepted writes per lab second",
+			YUnit: "writes per lab second", Labels: []string{"lab seconds", "accepted"}}
 	})
 	acc.Add(lab, perSecond(write+" ok"))
 	wait := st.Chart("waiting", func() *Chart {
-		return &Chart{Title: "Callers waiting for a permit", XLabel: "lab s", YLabel: "callers", Labels: append([]string{"lab s"}, deps...)}
+		return &Chart{Title: "Callers waiting for a permit", XLabel: sinceRun, YLabel: "callers waiting", YUnit: "callers",
+			Labels: append([]string{"lab seconds"}, deps...)}
 	})
 	wrow := []float64{lab}
 	for _, d := range deps {
@@ -152,7 +161,8 @@ func chartRecordRun(st *State, m runMetrics, prev map[string]float64, budgets Bu
 	wait.Add(wrow...)
 	if queue >= 0 {
 		q := st.Chart("queue", func() *Chart {
-			return &Chart{Title: "The system of record's queue (the mock service's metrics)", XLabel: "lab s", YLabel: "writes queued", Labels: []string{"lab s", "queued"}}
+			return &Chart{Title: "The system of record's queue (the mock service's metrics)", XLabel: sinceRun, YLabel: "writes queued",
+				YUnit: "writes", Labels: []string{"lab seconds", "queued"}}
 		})
 		q.Add(lab, queue)
 	}
@@ -169,17 +179,18 @@ func (s *Server) LoadProgress(next func(loadgen.Progress)) func(loadgen.Progress
 		}
 		s.Update(func(st *State) {
 			sent := st.Chart("sent", func() *Chart {
-				return &Chart{Title: "Arrivals per model second: scheduled, sent, dropped, behind", XLabel: "model s", YLabel: "requests / model s",
-					Labels: []string{"model s", "scheduled", "sent", "dropped", "behind"}}
+				return &Chart{Title: "Arrivals per model second: scheduled, sent, dropped, behind", XLabel: sinceLoad, YLabel: "requests per model second",
+					YUnit: "requests per model second", Labels: []string{"model seconds", "scheduled", "sent", "dropped", "behind"}}
 			})
 			sch := (p.Sent + p.Dropped + p.Behind) - (prev.Sent + prev.Dropped + prev.Behind)
 			sent.Add(p.Elapsed, float64(sch), float64(p.Sent-prev.Sent), float64(p.Dropped-prev.Dropped), float64(p.Behind-prev.Behind))
 			rc := st.Chart("replies", func() *Chart {
-				labels := []string{"model s"}
+				labels := []string{"model seconds"}
 				for _, r := range loadgen.Replies {
 					labels = append(labels, string(r))
 				}
-				return &Chart{Title: "Replies per model second, by what the client saw", XLabel: "model s", YLabel: "replies / model s", Labels: labels}
+				return &Chart{Title: "Replies per model second, by what the client saw", XLabel: sinceLoad, YLabel: "replies per model second",
+					YUnit: "replies per model second", Labels: labels}
 			})
 			row := []float64{p.Elapsed}
 			for _, r := range loadgen.Replies {
@@ -188,12 +199,12 @@ func (s *Server) LoadProgress(next func(loadgen.Progress)) func(loadgen.Progress
 			rc.Add(row...)
 			if l := p.Latency; l.Count > 0 {
 				lc := st.Chart("latency", func() *Chart {
-					return &Chart{Title: "Latency of the on-time replies so far, from their schedule", XLabel: "model s", YLabel: "model ms",
-						Labels: []string{"model s", "p50", "p90", "p99", "max"}}
+					return &Chart{Title: "Latency of the on-time replies so far, from their schedule", XLabel: sinceLoad, YLabel: "latency in model milliseconds",
+						YUnit: "model milliseconds", Labels: []string{"model seconds", "p50", "p90", "p99", "max"}}
 				})
 				lc.Add(p.Elapsed, 1000*l.P50, 1000*l.P90, 1000*l.P99, 1000*l.Max)
 			}
-			st.Facts = []string{fmt.Sprintf("%.0f of %.0f model s; %d sent, %d dropped, %d behind", p.Elapsed, p.Duration, p.Sent, p.Dropped, p.Behind)}
+			st.Facts = []string{fmt.Sprintf("%.0f of %.0f model seconds; %d sent, %d dropped, %d behind", p.Elapsed, p.Duration, p.Sent, p.Dropped, p.Behind)}
 		})
 		prev = p
 	}

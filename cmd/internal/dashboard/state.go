@@ -19,24 +19,35 @@ type State struct {
 	Report  string    `json:"report,omitempty"`
 	Started time.Time `json:"started"`
 	Now     time.Time `json:"now"`
+	// TimeUnit says in a sentence what the charts' time unit is (a lab
+	// second, a model second) and how it relates to real time.
+	TimeUnit string `json:"time_unit,omitempty"`
 	// Facts are the work's figures in a few lines ("accepted 200 of 200").
 	Facts      []string    `json:"facts,omitempty"`
 	Charts     []*Chart    `json:"charts"`
 	Experiment *Experiment `json:"experiment,omitempty"`
-	// Dropped counts states a slow browser never read (newer ones
-	// replaced them).
+	// Dropped counts the states a browser was sent but never read because
+	// newer ones replaced them before it caught up (the page says
+	// "updates not shown"); the newest is always shown.
 	Dropped int64 `json:"dropped"`
 }
 
 // Chart is one chart: rows of [x, y1, y2, …] under its labels (x's
-// first), each axis with its unit.
+// first; a value NaN is no point, a break in its series' line). Each axis
+// is labelled in words with its unit ("lab seconds since the run began",
+// "accepted records per lab second"); YUnit is the unit the legend says
+// after each value of a point ("calls", "records per lab second").
 type Chart struct {
-	ID     string      `json:"id"`
-	Title  string      `json:"title"`
-	XLabel string      `json:"xlabel"`
-	YLabel string      `json:"ylabel"`
-	Labels []string    `json:"labels"`
-	Rows   [][]float64 `json:"rows"`
+	ID     string   `json:"id"`
+	Title  string   `json:"title"`
+	XLabel string   `json:"xlabel"`
+	YLabel string   `json:"ylabel"`
+	YUnit  string   `json:"yunit"`
+	Labels []string `json:"labels"`
+	Rows   Rows     `json:"rows"`
+	// XWhole says the x values are whole numbers (run numbers): the x
+	// axis is marked at them only.
+	XWhole bool `json:"xwhole,omitempty"`
 	// Dashed names the series drawn as limits (budgets).
 	Dashed []string `json:"dashed,omitempty"`
 }
@@ -78,11 +89,16 @@ type Experiment struct {
 	Verdicts    []VerdictRow `json:"verdicts"`
 	// Final says the verdicts are the results' (not the runs' so far).
 	Final bool `json:"final"`
+	// Exploratory, when set, says how the experiment differs from the
+	// design its hypotheses were preregistered with: its verdicts are
+	// computed but are not findings (the results' verdicts say the same).
+	Exploratory string `json:"exploratory,omitempty"`
 }
 
 // CellRow is a cell of the matrix: each run's status ("pending",
 // "running", "valid", "failed", "contaminated", "invalid") and the median
-// accepted records per lab second over its valid runs so far.
+// accepted records per lab second over its valid runs so far (the number
+// alone: the page's column says the unit).
 type CellRow struct {
 	Cell   string   `json:"cell"`
 	Runs   []string `json:"runs"`

@@ -10,13 +10,17 @@ function el(tag, attrs, text) {
   return e;
 }
 
+function esc(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
 function drawGrid(ex) {
   const t = document.getElementById("grid");
   t.replaceChildren();
   const head = el("tr");
   head.append(el("th", {}, "cell"));
   for (let r = 1; r <= ex.runs; r++) head.append(el("th", {}, "run " + r));
-  head.append(el("th", {}, "median accepted"));
+  head.append(el("th", {}, "median accepted records per lab second (valid runs)"));
   t.append(head);
   for (const c of ex.cells) {
     const tr = el("tr");
@@ -38,7 +42,7 @@ function drawVerdicts(ex) {
     tr.append(el("td", {}, v.id));
     const cls = v.verdict === "pending" ? "pending-v" : v.verdict;
     tr.append(el("td", {class: cls, "data-verdict": v.verdict}, v.verdict + (v.label ? " (" + v.label.trim() + ")" : "")));
-    tr.append(el("td", {title: v.claim}, v.claim));
+    tr.append(el("td", {class: "claim"}, v.claim));
     t.append(tr);
   }
   const cal = document.getElementById("calibration");
@@ -46,12 +50,39 @@ function drawVerdicts(ex) {
   for (const line of ex.calibration || []) cal.append(el("div", {}, "time-scale bias of " + line));
 }
 
+// legendOf is a chart's legend: with no point chosen, each series' name;
+// at a point, the x axis's label and value, then each series' value there
+// with its unit (only the highlighted series' when many have one). A
+// series with no value there (null: a break in its line) is left out.
+function legendOf(c) {
+  return (data) => {
+    if (data.x === undefined) return data.series.map((s) => "<span class='series'>" + s.dashHTML + " " + s.labelHTML + "</span>").join(" ");
+    let shown = data.series.filter((s) => s.isVisible && s.yHTML !== undefined);
+    const hi = shown.filter((s) => s.isHighlighted);
+    if (shown.length > 6 && hi.length) shown = hi;
+    return esc(c.xlabel) + ": " + data.xHTML + " — " + shown.map((s) => "<span" + (s.isHighlighted ? ' class="highlight"' : "") +
+      "><b style='color: " + s.color + "'>" + s.labelHTML + "</b> " + s.yHTML + " " + esc(c.yunit) + "</span>").join("; ");
+  };
+}
+
+// wholeTicks are ticks at the whole numbers only (run numbers).
+function wholeTicks(min, max) {
+  const ticks = [];
+  const step = Math.max(1, Math.ceil((max - min) / 10));
+  for (let v = Math.ceil(min); v <= max; v += step) ticks.push({v: v, label: String(v)});
+  return ticks;
+}
+
 function drawChart(c) {
   let g = graphs[c.id];
   const series = {};
   for (const name of c.dashed || []) series[name] = {strokePattern: Dygraph.DASHED_LINE, strokeWidth: 1.5};
-  const opts = {labels: c.labels, xlabel: c.xlabel, ylabel: c.ylabel, series: series, legend: "always",
-    labelsSeparateLines: false, includeZero: true, drawPoints: c.rows.length < 40, strokeWidth: 1.8, fillGraph: false};
+  // A null value is a break: points on either side of it are never joined.
+  const opts = {labels: c.labels, xlabel: c.xlabel, ylabel: c.ylabel, series: series, legend: "always", legendFormatter: legendOf(c),
+    labelsSeparateLines: false, includeZero: true, drawPoints: c.rows.length < 40, strokeWidth: 1.8, fillGraph: false,
+    connectSeparatedPoints: false, drawGapEdgePoints: true, highlightSeriesOpts: {strokeWidth: 3, highlightCircleSize: 4},
+    yLabelWidth: 16, pointSize: 2};
+  if (c.xwhole) Object.assign(opts, {axes: {x: {ticker: wholeTicks}}, xRangePad: 24});
   if (!g) {
     const box = el("div", {"data-chart": c.id});
     box.append(el("div", {class: "chart-title"}, c.title));
@@ -81,6 +112,10 @@ function draw(st) {
   const facts = document.getElementById("facts");
   facts.replaceChildren();
   for (const f of st.facts || []) facts.append(el("span", {}, f));
+  document.getElementById("timeunit").textContent = st.time_unit || "";
+  const expl = document.getElementById("exploratory");
+  expl.hidden = !(st.experiment && st.experiment.exploratory);
+  if (!expl.hidden) document.getElementById("exploratory-why").textContent = st.experiment.exploratory;
   if (st.experiment) {
     const ex = st.experiment;
     document.getElementById("experiment").hidden = false;
@@ -95,7 +130,7 @@ function draw(st) {
   }
   const secs = Math.round((new Date(st.now) - new Date(st.started)) / 1000);
   document.getElementById("foot").textContent = "started " + st.started.replace("T", " ").slice(0, 19) + " UTC, " + secs +
-    " s ago; states a slow browser missed: " + st.dropped;
+    " s ago; updates not shown because the page was behind: " + st.dropped + " (the latest is always shown)";
   document.body.setAttribute("data-status", st.status);
 }
 
