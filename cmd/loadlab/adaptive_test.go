@@ -16,14 +16,17 @@ import (
 func TestRunAdaptive(t *testing.T) {
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "40", "--strategy", "C5-vegas",
+	// Call timeouts of 1 real second (20 lab s at 0.05): the test reads
+	// the strategy and its limits, and the default's 100 ms a stall beside
+	// other work can pass.
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "40", "--strategy", "C5-vegas",
 		"--adaptive", "records=vegas:1:3:12:2:3:1:10:30"}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "records adaptive (Vegas from 3 in [1, 12], queue thresholds α 2 β 3 threshold 1, windows of 10 calls, probe 30)") ||
 		!strings.Contains(out.String(), "enrichment adaptive (Vegas from 24 in [1, 64]") || !strings.Contains(out.String(), "Adaptive limits at the end: enrichment ") {
 		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	out.Reset()
-	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
+	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
 	var res struct {
 		Strategy struct {
 			Name     string                           `json:"name"`

@@ -24,8 +24,11 @@ func startMock(t *testing.T, scale float64) string {
 func TestRunJSON(t *testing.T) {
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
+	// A call timeout of 1 real second (20 lab s at 0.05): the test reads
+	// the JSON's shape, and the default's 100 ms a stall beside other work
+	// can pass.
 	code := run([]string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05",
-		"--profile", "slow-write", "--json"}, &out, &errb)
+		"--profile", "slow-write", "--call-timeout", "20s", "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
