@@ -36,7 +36,7 @@ func TestPredialServesRequestsSentAtOnce(t *testing.T) {
 	defer srv.Close()
 	hc := transport.New(k)
 	defer hc.CloseIdleConnections()
-	if err := predial(context.Background(), hc, srv.URL, k); err != nil {
+	if err := predial(context.Background(), hc, srv.URL, k, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Accepted is counted when the server's loop takes the connection;
@@ -74,7 +74,7 @@ func TestPredialReportsAnUnreachableTarget(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	if err := predial(context.Background(), transport.New(2), "http://"+addr, 2); err == nil {
+	if err := predial(context.Background(), transport.New(2), "http://"+addr, 2, nil); err == nil {
 		t.Fatalf("predial to closed %s: no error", addr)
 	}
 }

@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -93,6 +91,9 @@ type Config struct {
 	// TimeScale multiplies every duration; figures come back in lab
 	// milliseconds.
 	TimeScale float64
+	// Dial opens the connections (nil: the system's dialer): an in-memory
+	// wire, in tests whose clock is fake.
+	Dial transport.Dialer
 }
 
 // Validate names the first bad field (a *field.Error).
@@ -124,12 +125,15 @@ func Run(ctx context.Context, cfg Config, w Workload) (Trial, error) {
 	ctx, cancel := context.WithCancel(ctx) // the first failure stops the rest
 	defer cancel()
 	mock := api.Client{BaseURL: cfg.Target, Token: cfg.Token}
+	if cfg.Dial != nil {
+		mock.HTTP = transport.NewDial(1, cfg.Dial)
+	}
 	if err := mock.Reset(ctx); err != nil {
 		return Trial{}, fmt.Errorf("replay: reset: %w", err)
 	}
-	hc := transport.New(min(cfg.Limit, n))
+	hc := transport.NewDial(min(cfg.Limit, n), cfg.Dial)
 	defer hc.CloseIdleConnections()
-	if err := predial(ctx, hc, cfg.Target, min(cfg.Limit, n)); err != nil {
+	if err := predial(ctx, hc, cfg.Target, min(cfg.Limit, n), cfg.Dial); err != nil {
 		return Trial{}, err
 	}
 	rec, err := issue(ctx, cancel, hc, cfg, w)
@@ -354,41 +358,4 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// predial opens k connections to the target before the clock starts and
-// hands them to hc's transport as it asks for new ones: the model issues
-// requests at once, and dialling one connection per request issued at
-// once would delay their admission, not the workload's.
-func predial(ctx context.Context, hc *http.Client, target string, k int) error {
-	u, err := url.Parse(target)
-	if err != nil {
-		return fmt.Errorf("replay: target %q: %w", target, err)
-	}
-	addr := transport.HostPort(u)
-	var d net.Dialer
-	pool := make(chan net.Conn, k)
-	for range k {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			close(pool)
-			for c := range pool {
-				c.Close()
-			}
-			return fmt.Errorf("replay: connect to %s: %w", addr, err)
-		}
-		pool <- c
-	}
-	tr := hc.Transport.(*http.Transport)
-	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
-		if a == addr {
-			select {
-			case c := <-pool:
-				return c, nil
-			default:
-			}
-		}
-		return d.DialContext(ctx, network, a)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/replay"
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -31,6 +32,9 @@ type ConcurrencyReplay struct {
 	Target string
 	// TimeScale multiplies every duration; figures stay in lab time.
 	TimeScale float64
+	// Dial opens the connections (nil: the system's dialer): an in-memory
+	// wire, in tests whose clock is fake.
+	Dial transport.Dialer
 }
 
 // Validate names the first bad field (a *field.Error): the scenario's as
@@ -106,7 +110,7 @@ func RunConcurrencyReplay(ctx context.Context, r ConcurrencyReplay) (Concurrency
 	for _, limit := range sc.Limits {
 		var model []models.ConcurrencyMetrics
 		var real []replay.Trial
-		cfg := replay.Config{Target: r.Target, Limit: limit, Timeout: sc.Timeout, TimeScale: r.TimeScale}
+		cfg := replay.Config{Target: r.Target, Limit: limit, Timeout: sc.Timeout, TimeScale: r.TimeScale, Dial: r.Dial}
 		for seed := uint64(sc.SeedFrom); seed <= uint64(sc.SeedTo); seed++ {
 			w := models.Workload(dist, sc.Requests, uint32(seed))
 			model = append(model, models.SimulateTrial(w, sc.Workers, limit, sc.Timeout))

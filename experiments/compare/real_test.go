@@ -124,8 +124,8 @@ func testThinkZero(t *testing.T) {
 // server's log (Run fails otherwise), at most the limit is in flight, as
 // in the model, and bounded to the workers nothing queues and everything
 // completes, in both. The timing-dependent figures (who times out, the
-// peak queue when 48 go at once) are compared by the CLI test, built
-// without the race detector: cmd/loadlab TestSimulateRealAgreesWithTheModel.
+// peak queue when 48 go at once, the durations) are compared on a fake
+// clock: TestReplayAgreesWithTheModelOnAFakeClock.
 func TestReplayAgreesWithTheModelUnderRace(t *testing.T) {
 	const scale = 0.1
 	sc := models.DefaultConcurrencyScenario()
@@ -176,4 +176,43 @@ func TestRunConcurrencyReplay(t *testing.T) {
 				len(s.ModelTrials), s.Real.Max.PeakInFlight, s.Model.Max.PeakInFlight)
 		}
 	}
+}
+
+// On a fake clock over the in-memory wire the replay of the concurrency
+// scenario's workloads is the model's, workload for workload and limit
+// for limit: the same completions and timeouts (but for ties of a
+// completion and a deadline, counted as near-ties), the same peaks, and
+// with no tie every figure the model's, to the millisecond: no stall of
+// this machine can move an event on this clock.
+func TestReplayAgreesWithTheModelOnAFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := models.DefaultConcurrencyScenario()
+		sc.SeedFrom, sc.SeedTo = 1, 3
+		cfg := compare.ReplayEndpoint(sc, 1)
+		// Precise timers sleep their last slice in the kernel, in real
+		// time: on the fake clock the runtime's timers are exact.
+		cfg.Enrichment.PreciseTimers = false
+		m := mocktest.Start(t, mocktest.Options{Config: cfg, InMemory: true})
+		res, err := compare.RunConcurrencyReplay(context.Background(), compare.ConcurrencyReplay{Scenario: sc, Target: m.URL, TimeScale: 1, Dial: m.Dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Strategies) != len(sc.Limits) {
+			t.Fatalf("%d strategies, want one per limit %v", len(res.Strategies), sc.Limits)
+		}
+		for _, s := range res.Strategies {
+			for i, tr := range s.Trials {
+				got, want := tr.Metrics, s.ModelTrials[i]
+				ties := float64(tr.NearTies)
+				if math.Abs(got.Completed-want.Completed) > ties || math.Abs(got.TimedOut-want.TimedOut) > ties ||
+					got.PeakInFlight != want.PeakInFlight || got.PeakQueue != want.PeakQueue {
+					t.Errorf("%s, workload %d: %+v; model %+v; %d near-ties", s.Name, tr.Seed, got, want, tr.NearTies)
+				}
+				if tr.NearTies == 0 && models.ConcurrencyMetrics(got) != want {
+					t.Errorf("%s, workload %d: %+v; model %+v: with no tie, every figure is the model's", s.Name, tr.Seed, got, want)
+				}
+			}
+			t.Logf("%s: real %+v; model %+v", s.Name, s.Real.Median, s.Model.Median)
+		}
+	})
 }
