@@ -432,44 +432,39 @@ func TestLateSegmentZeroResetsNothing(t *testing.T) {
 }
 
 // loadlab load against one instance of several (/i/1/enrich) resets,
-// samples and joins that instance, and leaves the other alone. It counts
-// requests, so an arrival reached late is still sent, up to 0.9 model s
-// (180 ms real) after its time: at time scale 0.05 the default late
-// threshold is 5 ms real, which a test binary under -race beside the
-// package's parallel tests missed now and then, and 45 ms real (0.9 at
-// 0.05) a VM whose host took its CPU missed once (2 of 8 behind).
+// samples and joins that instance, and leaves the other alone. On a fake
+// clock over the in-memory wire: it counts requests, and a stall of the
+// machine beside it would otherwise leave an arrival behind its schedule.
 func TestLoadAgainstAnInstance(t *testing.T) {
-	t.Parallel() // counts, not speed
+	t.Parallel()
+	synctest.Test(t, testLoadAgainstAnInstance)
+}
+
+func testLoadAgainstAnInstance(t *testing.T) {
 	const scale = 0.2
 	sc, e := loadgen.OpeningRun()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 4, 2, 2
-	ms := mocktest.Start(t, mocktest.Options{Config: endpoint(e, scale, 0), Instances: 2}).Instances
-	res, err := loadgen.Load(context.Background(), loadgen.Config{Target: ms[1].URL + "/enrich", Schedule: sc,
-		Arrivals: loadgen.ArrivalsStep, TimeScale: scale, LateThreshold: 0.9})
+	ms := mocktest.Start(t, mocktest.Options{Config: endpoint(e, scale, 0), Instances: 2, InMemory: true}).Instances
+	res, err := loadgen.Load(context.Background(), inMemory(loadgen.Config{Target: ms[1].URL + "/enrich", Schedule: sc,
+		Arrivals: loadgen.ArrivalsStep, TimeScale: scale}, &mock{url: ms[1].URL, dial: ms[1].Dial}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.ServerIdentified || res.QueueHighWater == nil || res.Requests != 8 || res.OnTime+res.Rejected+res.TooLate+res.Unfinished != res.Requests {
+	if !res.ServerIdentified || res.QueueHighWater == nil || res.Requests != 8 || res.Behind != 0 || res.OnTime+res.Rejected+res.TooLate+res.Unfinished != res.Requests {
 		t.Errorf("against /i/1: identified %v, queue high water %v, %d requests, %+v", res.ServerIdentified, res.QueueHighWater, res.Requests, res)
 	}
 	// The server counts a request when it ends: requests still in service
 	// when the load's time ran out end within their service time.
+	time.Sleep(time.Duration(float64(e.ServiceTime) * scale * float64(time.Second)))
+	synctest.Wait()
 	for k, want := range []int{0, 8} {
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			st, err := ms[k].Client.Scrape(context.Background())
-			total := 0.0
-			for _, n := range st.Stations["enrichment"].Requests {
-				total += n
-			}
-			if err == nil && total == float64(want) {
-				break
-			}
-			if err != nil || total > float64(want) || time.Now().After(deadline) {
-				t.Errorf("instance %d: %+v (%v), want %d requests", k, st.Stations["enrichment"].Requests, err, want)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		st, err := ms[k].Client.Scrape(context.Background())
+		total := 0.0
+		for _, n := range st.Stations["enrichment"].Requests {
+			total += n
+		}
+		if err != nil || total != float64(want) {
+			t.Errorf("instance %d: %+v (%v), want %d requests", k, st.Stations["enrichment"].Requests, err, want)
 		}
 	}
 }
