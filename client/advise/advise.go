@@ -55,9 +55,8 @@ type Step struct {
 	Rejected      int     `json:"rejected"`
 	Timeouts      int     `json:"timeouts"`
 	Errors        int     `json:"errors"`
-	// P999Seconds is the successes' p99.9, MaxSeconds the slowest.
-	P999Seconds *float64 `json:"p999_seconds"`
-	MaxSeconds  *float64 `json:"max_seconds"`
+	// MaxSeconds is the slowest success.
+	MaxSeconds *float64 `json:"max_seconds"`
 	// RejectedStatuses counts the rejections by status ("429": 12);
 	// RetryAfterSeconds is the longest Retry-After they asked for.
 	RejectedStatuses  map[string]int `json:"rejected_statuses"`

@@ -19,11 +19,10 @@ type Limits struct {
 	// Many Requests, which by its definition (RFC 6585) is a rate limit's.
 	RatePerSecond float64 `json:"rate_per_second,omitempty" yaml:"rate_per_second,omitempty"`
 	RateFrom      string  `json:"rate_from,omitempty" yaml:"rate_from,omitempty"`
-	// CallTimeoutSeconds is how long a call may take: the p99.9 of the
-	// probe's successes at the advised permits (the Amazon Builders'
-	// Library's rule: choose the false timeouts one accepts, 0.1%, and
-	// take that percentile; CallTimeoutFrom says which); 0 when the probe
-	// measured none.
+	// CallTimeoutSeconds is how long a call may take: the slowest success
+	// the probe saw at any step, the service's queue full included (or the
+	// probe's timeout where calls at the advised permits outlasted it;
+	// CallTimeoutFrom says which); 0 when the probe measured none.
 	CallTimeoutSeconds float64 `json:"call_timeout_seconds" yaml:"call_timeout_seconds"`
 	CallTimeoutFrom    string  `json:"call_timeout_from" yaml:"call_timeout_from"`
 	// FailedFraction is the share of the probe's requests at the advised
@@ -69,8 +68,8 @@ func (d *Dependency) limit(name string, c Capacity) []string {
 	if len(refused) > 0 {
 		if r := floorSig(slices.Min(refused), 3); r > 0 {
 			d.RatePerSecond = r
-			d.RateFrom = fmt.Sprintf("429 Too Many Requests at %d steps: a rate limit; the least successes per second of those steps, "+
-				"less one call per step window (what a window's count cannot resolve)", len(refused))
+			d.RateFrom = fmt.Sprintf("429 Too Many Requests at %s: a rate limit; the least successes per second of those steps, "+
+				"less one call per step window (what a window's count cannot resolve)", plural(len(refused), "step"))
 			// Held to its rate, it cannot be refused for the rate: the
 			// permits need only carry the rate (Little's law), even past
 			// where the probe, unlimited, drew 429s.
@@ -104,20 +103,27 @@ func (d *Dependency) limit(name string, c Capacity) []string {
 	if s.RetryAfterSeconds != nil {
 		d.RetryAfterSeconds = *s.RetryAfterSeconds
 	}
+	// The slowest success at any step probed, the queue full included:
+	// a call slower than the service ever was, at any load the probe put
+	// on it, has met trouble. A step's p99.9 is its slowest success when it
+	// had fewer than 1000: no tail beyond it was measured.
+	slowest, at := 0.0, 0
+	for _, st := range steps {
+		if st.MaxSeconds != nil && *st.MaxSeconds > slowest {
+			slowest, at = *st.MaxSeconds, st.Concurrency
+		}
+	}
 	switch {
 	case s.Timeouts > 0 && c.Plan.TimeoutSeconds > 0:
 		d.CallTimeoutSeconds = c.Plan.TimeoutSeconds
 		d.CallTimeoutFrom = fmt.Sprintf("the probe's timeout: %d of %d calls at concurrency %d took longer", s.Timeouts, s.Requests, s.Concurrency)
 		warn = append(warn, fmt.Sprintf("%s: %d of %d calls at concurrency %d outlasted the probe's timeout of %gs: its tail is longer than was measured; "+
 			"a call timeout of %gs cuts them", name, s.Timeouts, s.Requests, s.Concurrency, c.Plan.TimeoutSeconds, c.Plan.TimeoutSeconds))
-	case s.P999Seconds != nil && *s.P999Seconds > 0:
-		d.CallTimeoutSeconds = ceilSig(*s.P999Seconds, 2)
-		d.CallTimeoutFrom = fmt.Sprintf("p99.9 of the successes at concurrency %d (%.4gs)", s.Concurrency, *s.P999Seconds)
-	case s.MaxSeconds != nil && *s.MaxSeconds > 0: // a probe from before p99.9 was kept
-		d.CallTimeoutSeconds = ceilSig(*s.MaxSeconds, 2)
-		d.CallTimeoutFrom = fmt.Sprintf("the slowest success at concurrency %d (%.4gs)", s.Concurrency, *s.MaxSeconds)
+	case slowest > 0:
+		d.CallTimeoutSeconds = ceilSig(slowest, 2)
+		d.CallTimeoutFrom = fmt.Sprintf("the slowest success at any step (%.4gs, at concurrency %d)", slowest, at)
 	default:
-		d.CallTimeoutFrom = "not measured: the probe has no slowest success at the advised permits"
+		d.CallTimeoutFrom = "not measured: the probe kept no slowest success"
 	}
 	return warn
 }
@@ -129,13 +135,15 @@ func runLimits(a Advice) RunLimits {
 	var worst, failed float64
 	var waitOf, failedOf string
 	retryAfter := 0.0
+	for _, d := range a.Dependencies {
+		r.CallTimeoutSeconds = max(r.CallTimeoutSeconds, d.CallTimeoutSeconds) // the run has one
+	}
 	for _, name := range slices.Sorted(maps.Keys(a.Dependencies)) {
 		d := a.Dependencies[name]
-		r.CallTimeoutSeconds = max(r.CallTimeoutSeconds, d.CallTimeoutSeconds)
 		// The longest a call can wait for its turn: every record in flight
 		// ahead of it for a rate token, then for a permit, each permit
 		// held for a whole call timeout.
-		wait := float64(int(math.Ceil(float64(max(a.RecordsInFlight-d.Permits, 0))/float64(d.Permits)))) * d.CallTimeoutSeconds
+		wait := float64(int(math.Ceil(float64(max(a.RecordsInFlight-d.Permits, 0))/float64(d.Permits)))) * r.CallTimeoutSeconds
 		if d.RatePerSecond > 0 {
 			wait += float64(a.RecordsInFlight) / d.RatePerSecond
 		}
@@ -148,7 +156,7 @@ func runLimits(a Advice) RunLimits {
 		retryAfter = max(retryAfter, d.RetryAfterSeconds)
 	}
 	r.PermitTimeoutSeconds = ceilSig(max(worst, r.CallTimeoutSeconds), 2)
-	r.PermitTimeoutFrom = "the call timeout: no call can wait for a permit or a rate token"
+	r.PermitTimeoutFrom = fmt.Sprintf("the call timeout: the longest a call can wait for its turn (%.3gs) is shorter", worst)
 	if worst > r.CallTimeoutSeconds {
 		r.PermitTimeoutFrom = fmt.Sprintf("%s: the longest a call can wait with %d records in flight, %d permits each held for a whole call timeout",
 			waitOf, a.RecordsInFlight, a.Dependencies[waitOf].Permits)
@@ -187,4 +195,12 @@ func sigScale(x float64, digits int) float64 {
 		return 1
 	}
 	return math.Pow(10, float64(digits-1)-math.Floor(math.Log10(x)))
+}
+
+// plural is "1 step" or "n steps".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

@@ -18,16 +18,18 @@ func rateLimited() map[string]advise.Capacity {
 	inv := advise.Capacity{ServiceTimeSeconds: 0.010, RejectionsBeginAt: intp(2)}
 	inv.Plan.TimeoutSeconds = 2
 	inv.Steps = []advise.Step{
-		{Concurrency: 1, OKPerSecond: 98, WindowSeconds: 2, Requests: 196, P999Seconds: f64(0.0121)},
-		{Concurrency: 2, OKPerSecond: 151.5, WindowSeconds: 2, Requests: 2000, Rejected: 1697, P999Seconds: f64(0.0133),
+		{Concurrency: 1, OKPerSecond: 98, WindowSeconds: 2, Requests: 196, MaxSeconds: f64(0.0121)},
+		{Concurrency: 2, OKPerSecond: 151.5, WindowSeconds: 2, Requests: 2000, Rejected: 1697, MaxSeconds: f64(0.0133),
 			RejectedStatuses: map[string]int{"429": 1697}, RetryAfterSeconds: f64(1)},
-		{Concurrency: 4, OKPerSecond: 150.6, WindowSeconds: 2, Requests: 4000, Rejected: 3699, P999Seconds: f64(0.0135),
+		{Concurrency: 4, OKPerSecond: 150.6, WindowSeconds: 2, Requests: 4000, Rejected: 3699, MaxSeconds: f64(0.0135),
 			RejectedStatuses: map[string]int{"429": 3699}, RetryAfterSeconds: f64(1)},
 	}
 	rec := labProbes()["records"]
 	for i := range rec.Steps {
-		rec.Steps[i].Requests, rec.Steps[i].P999Seconds = 100, f64(0.041)
+		// 41 ms at most while a worker is free, 82 ms with the queue full.
+		rec.Steps[i].Requests, rec.Steps[i].MaxSeconds = 100, f64(0.041)
 	}
+	rec.Steps[len(rec.Steps)-1].MaxSeconds = f64(0.082)
 	return map[string]advise.Capacity{"enrichment": inv, "records": rec}
 }
 
@@ -56,11 +58,12 @@ func TestARateLimitGetsARate(t *testing.T) {
 	}
 }
 
-// The call timeout is the longest p99.9 at the advised permits, rounded
-// up; the permit wait, the longest a call can wait if every call ahead
-// holds its permit for a whole call timeout, after a rate token each;
-// retries are suggested only where calls failed at the advised permits,
-// with a budget of that share.
+// The call timeout is the slowest success any step saw, the queue full
+// included, the longest over the dependencies (the run has one); the
+// permit wait, the longest a call can wait if every call ahead holds its
+// permit for a whole call timeout, after a rate token each; retries are
+// suggested only where calls failed at the advised permits, with a budget
+// of that share.
 func TestTimeoutsAndRetriesFromTheProbe(t *testing.T) {
 	a, err := advise.Advise(pipeline.Lab(), rateLimited(), 0)
 	if err != nil {
@@ -68,10 +71,11 @@ func TestTimeoutsAndRetriesFromTheProbe(t *testing.T) {
 	}
 	r := a.Run
 	// Records in flight: 50/s × (3 × 0.010 + 0.030) s = 3. Enrichment:
-	// ceil(1/2) × 0.014 + 3/150 = 0.034; records: 0 × 0.041 = 0.
-	if r.CallTimeoutSeconds != 0.041 || a.Dependencies["enrichment"].CallTimeoutSeconds != 0.014 || a.RecordsInFlight != 3 ||
-		r.PermitTimeoutSeconds != 0.041 || r.Retries != nil || !strings.HasPrefix(r.RetriesFrom, "none: the probes saw no failure") {
-		t.Errorf("run limits %+v, in flight %d", r, a.RecordsInFlight)
+	// ceil(1/2) × 0.082 + 3/150 = 0.102, rounded up 0.11; records: none.
+	if r.CallTimeoutSeconds != 0.082 || a.Dependencies["enrichment"].CallTimeoutSeconds != 0.014 || a.RecordsInFlight != 3 ||
+		r.PermitTimeoutSeconds != 0.11 || r.Retries != nil || !strings.HasPrefix(r.RetriesFrom, "none: the probes saw no failure") ||
+		a.Dependencies["records"].CallTimeoutFrom != "the slowest success at any step (0.082s, at concurrency 13)" {
+		t.Errorf("run limits %+v, in flight %d, %+v", r, a.RecordsInFlight, a.Dependencies["records"])
 	}
 	// Timeouts at the advised step: the probe's own timeout, warned of;
 	// 5 of 100 failed: retries with a budget of 5%, backing off as the
@@ -94,18 +98,18 @@ func TestTimeoutsAndRetriesFromTheProbe(t *testing.T) {
 	}
 	// More records in flight than permits: they wait their turn. The lab
 	// at 500/s: 70 in flight; writes: ceil((70 − 6) / 6) = 11 turns of
-	// 41 ms = 451 ms, rounded up 460 ms.
+	// the run's call timeout, 150 ms: 1.65 s, rounded up 1.7 s.
 	lab := labProbes()
 	for name, c := range lab {
 		for i := range c.Steps {
-			c.Steps[i].Requests, c.Steps[i].P999Seconds = 100, f64(map[string]float64{"enrichment": 0.15, "records": 0.041}[name])
+			c.Steps[i].Requests, c.Steps[i].MaxSeconds = 100, f64(map[string]float64{"enrichment": 0.15, "records": 0.041}[name])
 		}
 	}
 	if a, err = advise.Advise(pipeline.Lab(), lab, 500); err != nil {
 		t.Fatal(err)
 	}
 	if cmd := a.RunCommand("", "s.yaml"); a.RecordsInFlight != 70 ||
-		cmd != "loadlab run --strategy-file s.yaml --call-timeout 150ms --permit-timeout 460ms" ||
+		cmd != "loadlab run --strategy-file s.yaml --call-timeout 150ms --permit-timeout 1.7s" ||
 		!strings.HasPrefix(a.Run.PermitTimeoutFrom, "records: the longest a call can wait with 70 records in flight, 6 permits") {
 		t.Errorf("%d in flight: %q, %s", a.RecordsInFlight, cmd, a.Run.PermitTimeoutFrom)
 	}

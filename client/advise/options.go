@@ -149,11 +149,11 @@ func (a Advice) printLimits(w io.Writer) {
 	if r := a.Run; r.CallTimeoutSeconds > 0 {
 		var each []string
 		for _, name := range slices.Sorted(maps.Keys(a.Dependencies)) {
-			each = append(each, fmt.Sprintf("%s %s", name, a.Dependencies[name].CallTimeoutFrom))
+			each = append(each, fmt.Sprintf("%s: %s", name, a.Dependencies[name].CallTimeoutFrom))
 		}
-		fmt.Fprintf(w, "Call timeout: --call-timeout %s, the longest of %s, rounded up: where a service is as slow as its probe saw, "+
-			"0.1%% of calls time out though they would have succeeded (a busier client than the probe's adds its own delay)\n",
-			seconds(r.CallTimeoutSeconds), strings.Join(each, ", "))
+		fmt.Fprintf(w, "Call timeout: --call-timeout %s, the longest of %s, rounded up: a call slower than any the probe saw, "+
+			"at any load it put on the service, has met trouble (a busier client than the probe's adds its own delay: raise it by that)\n",
+			seconds(r.CallTimeoutSeconds), strings.Join(each, "; "))
 		fmt.Fprintf(w, "Permit wait: --permit-timeout %s: %s\n", seconds(r.PermitTimeoutSeconds), r.PermitTimeoutFrom)
 	}
 	if r := a.Run.Retries; r != nil {

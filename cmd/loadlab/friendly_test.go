@@ -43,6 +43,9 @@ func TestErrorsSayTheFix(t *testing.T) {
 		// A dependency of one's own that is down: refused before any record begins.
 		{[]string{"run", "--target", mock, "--pipeline", down, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05"},
 			"run: target unreachable: dependency lookup at " + dead + " accepts no connection: dial tcp 127.0.0.1:1: connect: connection refused (is it running?"},
+		// So is one that --call-url sends elsewhere.
+		{[]string{"run", "--target", mock, "--pipeline", shop, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05", "--call-url", "ledger=" + dead},
+			"run: target unreachable: dependency ledger at " + dead + " accepts no connection: dial tcp 127.0.0.1:1: connect: connection refused (is it running?"},
 		{[]string{"run", "--target", "127.0.0.1:9101"}, `run: --target "127.0.0.1:9101" has no scheme: did you mean http://127.0.0.1:9101?`},
 		{[]string{"load", "--target", "localhost:9101/x"}, `load: --target "localhost:9101/x" has no scheme: did you mean http://localhost:9101/x?`},
 		{[]string{"probe", "--target", "127.0.0.1:9101/geo"}, `probe: --target "127.0.0.1:9101/geo" has no scheme`},
@@ -111,7 +114,9 @@ func TestUnreachableTargetsSayWhatToDo(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	code := run([]string{"probe", "--target", "http://127.0.0.1:1/x", "--concurrency", "1-2", "--warm-up", "0s", "--step", "100ms"}, &out, &errb)
+	// A step long enough for its first 20 requests, refused however slowly
+	// beside other work: the probe gives up after them, not at the step's end.
+	code := run([]string{"probe", "--target", "http://127.0.0.1:1/x", "--concurrency", "1-2", "--warm-up", "0s", "--step", "5s"}, &out, &errb)
 	if code != exitUsage || strings.Contains(out.String(), "concurrency   1:") || !strings.Contains(errb.String(), "its first 20 requests failed") {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}

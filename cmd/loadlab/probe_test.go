@@ -115,7 +115,9 @@ func TestProbeMarkdownAfterPlan(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	if code := run([]string{"probe", "--target", srv.URL, "--concurrency", "1-3", "--step", "100ms", "--warm-up", "0s"}, &out, &errb); code != 0 {
+	// Steps of 500 ms: a first step in which no request completes fails
+	// the probe, and 100 ms beside other work once held none.
+	if code := run([]string{"probe", "--target", srv.URL, "--concurrency", "1-3", "--step", "500ms", "--warm-up", "0s"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	s := out.String()

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,8 +45,7 @@ func (o *experimentOptions) fromLog() error {
 	o.file, o.hypotheses, o.overrides, o.shard, o.out = inv.File, inv.Hypotheses, inv.Overrides, inv.Shard, o.resume
 	o.calibration.Accept = o.calibration.Accept || inv.AcceptBias
 	o.calibration.AcceptUncalibrated = o.calibration.AcceptUncalibrated || inv.AcceptUncalibrated
-	o.log = l
-	fmt.Fprintf(os.Stderr, "loadlab experiment: resuming %s\n", l.Describe())
+	o.log = l // its first line says what it resumes (runlog.Announce)
 	return nil
 }
 

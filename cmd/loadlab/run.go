@@ -122,7 +122,7 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.PipelineOrLab().Accepting(context.Background(), cfg.Dial, cfg.Wait); err != nil { // one's own services; records.Run asks the target
+	if err := cfg.PipelineOrLab().Accepting(context.Background(), cfg.Dial, cfg.Wait, cfg.CallBases(), cfg.Target); err != nil { // records.Run asks the target
 		return usageErr("%v", runHint(fmt.Errorf("%w: %w", records.ErrUnreachable, err)))
 	}
 	if o.faultsFile != "" {
