@@ -84,7 +84,7 @@ func TestRunRetries(t *testing.T) {
 	}
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "20", "--strategy", "C6", "--retries", "2", "--retry-budget", "0.1:1"}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "20", "--strategy", "C6", "--retries", "2", "--retry-budget", "0.1:1"}, &out, &errb)
 	if want := "retries: 2 attempts, full-jitter backoff from 25ms to 1s (lab), a retry budget per dependency of 0.1 of first attempts within 10s plus 1 per lab s"; code != 0 || !strings.Contains(out.String(), want) {
 		t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
 	}
@@ -115,7 +115,7 @@ func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
 `)
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "20", "--strategy-file", good}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "20", "--strategy-file", good}, &out, &errb)
 	for _, want := range []string{"records adaptive (Vegas from 4 in [1, 12]", "retries: 2 attempts, full-jitter backoff from 10ms to 100ms (lab), a retry budget per dependency of 0.1 of first attempts within 5s plus 1 per lab s"} {
 		if code != 0 || !strings.Contains(out.String(), want) {
 			t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
@@ -128,7 +128,7 @@ func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--records", "5", "--strategy-file", write("bad.yaml", c.text)}, &out, &errb)
+		code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5", "--strategy-file", write("bad.yaml", c.text)}, &out, &errb)
 		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("exit %d, %q; want 2 and %q", code, errb.String(), c.want)
 		}

@@ -14,6 +14,11 @@ import (
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
+// startMock serves the mock service at time scale scale on loopback. The
+// runs of this package's tests against one at 0.05 give their calls
+// --call-timeout 20s (1 real s, not the default's 100 ms): they read
+// counts, states and shapes, and a stall of the machine beside them must
+// not turn a call into a timeout; a test of timeouts sets its own.
 func startMock(t *testing.T, scale float64) string {
 	t.Helper()
 	cfg := config.Default()
@@ -66,7 +71,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--target", url, "--strategy", "C9"}, "unknown strategy"},
 		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write-permits"},
 		{[]string{"run", "--target", url, "--records", "0"}, "records"},
-		{[]string{"run", "--target", url, "--time-scale", "0.05", "--profile", "nope"}, "valid profiles"},
+		{[]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--profile", "nope"}, "valid profiles"},
 		{[]string{"run", "--target", url}, "runs at time scale 0.05, this run at 1"},
 		{[]string{"run", "--target", dead}, "unreachable"},
 	}
