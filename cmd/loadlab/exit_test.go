@@ -309,12 +309,13 @@ func TestFailuresExitOne(t *testing.T) {
 	if code := run([]string{"load", "--target", srv.URL + "/x", "--time-scale", "0.02", "--duration", "3"}, &out, &errb); code != exitFailed || !strings.Contains(errb.String(), "405") {
 		t.Errorf("load against 405s: exit %d, stderr %q; want 1 naming the status", code, errb.String())
 	}
-	url := startMock(t, 0.1)
+	url := startMock(t, 1)
 	errb.Reset()
-	// Writes of 15 ms against a 10 ms call timeout: no record completes;
+	// Writes of 150 ms against a 10 ms call timeout, at time scale 1: no
+	// record completes, however late a starved machine fires the timer;
 	// each one's write is of unknown outcome, or the record failed before
 	// it (a lookup that a stall of the host timed out too).
-	code := run([]string{"run", "--target", url, "--time-scale", "0.1", "--records", "10", "--call-timeout", "100ms", "--profile", "slow-write"}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "1", "--records", "10", "--call-timeout", "10ms", "--profile", "slow-write"}, &out, &errb)
 	var failed, unknown int
 	_, err := fmt.Sscanf(errb.String(), "loadlab: run: %d records failed, %d writes of unknown outcome", &failed, &unknown)
 	if code != exitFailed || err != nil || failed+unknown != 10 {
