@@ -282,7 +282,7 @@ func unknownProbes(probes map[string]Capacity, p *pipeline.Pipeline) string {
 		return ""
 	}
 	slices.Sort(none)
-	if p.File == pipeline.LabFile {
+	if p.File == pipeline.LabFile && !slices.ContainsFunc(none, func(n string) bool { return field.Closest(n, p.Names()) != "" }) {
 		return fmt.Sprintf("; the probes of %s are of none of them: give your pipeline with --pipeline FILE", strings.Join(none, ", "))
 	}
 	var hints []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/advise"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -97,5 +98,17 @@ func TestExecuteNamesTheOption(t *testing.T) {
 		if err := o.AddProbe(v); err == nil {
 			t.Errorf("probe %q accepted", v) // the last: records given twice
 		}
+	}
+}
+
+// A probe of the lab's pipeline under a misspelled name is told the name
+// it is closest to, not to give a pipeline of its own.
+func TestAMisspelledLabProbeIsNamed(t *testing.T) {
+	probes := labProbes()
+	probes["enrichmnt"] = probes["enrichment"]
+	delete(probes, "enrichment")
+	_, err := advise.Advise(pipeline.Lab(), probes, 0)
+	if err == nil || !strings.Contains(err.Error(), "--probe enrichmnt=… (did you mean enrichment?) names none of them") || strings.Contains(err.Error(), "--pipeline FILE") {
+		t.Errorf("got %v", err)
 	}
 }

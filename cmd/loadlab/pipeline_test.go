@@ -250,8 +250,8 @@ func TestOverloadIsSaid(t *testing.T) {
 	text := out.String()
 	var refused, records int
 	i := strings.Index(text, "OVERLOAD: ")
-	if i < 0 {
-		t.Fatalf("no overload line:\n%s", text)
+	if i < 0 || i > strings.Index(text, "Accepted ") {
+		t.Fatalf("no overload line before the headline:\n%s", text)
 	}
 	var calls float64
 	if _, err := fmt.Sscanf(text[i:], "OVERLOAD: %d of %g calls", &refused, &calls); err != nil || refused == 0 ||

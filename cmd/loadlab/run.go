@@ -291,9 +291,16 @@ func (o *runOptions) overrides() (records.Overrides, error) {
 	return over, errors.Join(append(errs, err)...)
 }
 
-// report prints the result (as JSON with --json) and says how the run
-// ended.
+// report prints the result (as JSON with --json), an overload first, and
+// says how the run ended.
 func (o *runOptions) report(stdout io.Writer, res records.Result) error {
+	out := stdout
+	if o.asJSON {
+		out = os.Stderr
+	}
+	if line := overload(res, len(o.thresholds.List) > 0); line != "" {
+		fmt.Fprintln(out, line) // before the headline, whose rate counts the accepted only
+	}
 	var err error
 	if o.asJSON {
 		err = writeJSON(stdout, res)
@@ -302,13 +309,6 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	}
 	if err != nil {
 		return err
-	}
-	out := stdout
-	if o.asJSON {
-		out = os.Stderr
-	}
-	if line := overload(res, len(o.thresholds.List) > 0); line != "" {
-		fmt.Fprintln(out, line)
 	}
 	figures, totals := runFigures(res)
 	thresholdErr := threshold.Report(out, "run", o.thresholds.List, figures, totals)
