@@ -298,7 +298,8 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if o.asJSON {
 		out = os.Stderr
 	}
-	if line := overload(res, len(o.thresholds.List) > 0); line != "" {
+	figures, totals := runFigures(res)
+	if line := overload(res, figures, totals, len(o.thresholds.List) > 0); line != "" {
 		fmt.Fprintln(out, line) // before the headline, whose rate counts the accepted only
 	}
 	var err error
@@ -310,7 +311,6 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	if err != nil {
 		return err
 	}
-	figures, totals := runFigures(res)
 	thresholdErr := threshold.Report(out, "run", o.thresholds.List, figures, totals)
 	switch {
 	case res.Partial && res.DurationLimit > 0:
@@ -325,11 +325,11 @@ func (o *runOptions) report(stdout io.Writer, res records.Result) error {
 	return nil
 }
 
-// overload says, of a run whose calls were refused, how many (and its
+// overload says, of a run whose calls were refused (f and totals its
+// runFigures), how many (and its
 // records), that its rate counts the accepted ones only, and how refusals
 // are made to fail it: they are what the run measured, so alone they exit 0.
-func overload(r records.Result, thresholds bool) string {
-	f, totals := runFigures(r)
+func overload(r records.Result, f map[string]float64, totals threshold.Totals, thresholds bool) string {
 	if f["rejected"] == 0 || r.Records == 0 {
 		return ""
 	}
