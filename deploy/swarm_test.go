@@ -137,11 +137,12 @@ func swarmScript(ctx context.Context, t *testing.T, args ...string) string {
 // read-only root, non-root. Shard 0's task is killed after its first run:
 // the script says so, swarm restarts it, and it resumes from its run log.
 // The merge gives one machine's runs (cell, run, seed) and verdicts; the
-// merged segments one generator's schedule and outcomes.
+// merged segments one generator's schedule, second by second, and the
+// answers of the requests they sent.
 func TestSwarm(t *testing.T) {
-	// Not beside the other container tests: its load segments, under half
-	// a CPU each, fell 6 of 100 arrivals behind once when the machine was
-	// loaded (the one generator beside them none).
+	// Its load segments, under a CPU limit each, fell 6 of 100 arrivals
+	// behind when the machine was loaded (the one generator beside them
+	// none): how many it reaches on time is logged, not asserted.
 	requireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -332,17 +333,33 @@ func swarmSegments(ctx context.Context, t *testing.T, image, loadlab string) {
 		t.Fatal(err)
 	}
 	w := read(one)
-	// The same schedule, exactly; its outcomes within 2 requests (the
-	// swarm's tasks under their CPU limit, the one generator not).
+	// The same schedule, exactly, every arrival in one state, joined with
+	// the server; every request sent got the answer the one generator's
+	// got (on time, or rejected as often within 2). Which arrivals a task
+	// under its CPU limit reached on time (Behind) is the generator's
+	// punctuality on this machine, not the merge: logged, not asserted
+	// (the generator's headroom is measured in client/loadgen's benchmarks).
 	near := func(a, b int) bool { return a-b <= 2 && b-a <= 2 }
 	if m.MergedSegments != 2 || m.Scheduled != w.Scheduled || m.Requests+m.Dropped+m.Behind != m.Scheduled || !m.ServerJoined ||
-		!near(m.OnTime, w.OnTime) || !near(m.Rejected, w.Rejected) || m.TransportErrors != 0 {
+		m.Requests == 0 || m.OnTime+m.Rejected != m.Requests || w.OnTime+w.Rejected != w.Requests ||
+		!near(m.Rejected, w.Rejected) || m.TransportErrors != 0 {
 		t.Errorf("merged segments: %d merged, %d scheduled, %d requests + %d dropped + %d behind, joined %v, %d on time, %d rejected, %d transport errors; "+
-			"one generator: %d scheduled, %d on time, %d rejected", m.MergedSegments, m.Scheduled, m.Requests, m.Dropped, m.Behind, m.ServerJoined,
-			m.OnTime, m.Rejected, m.TransportErrors, w.Scheduled, w.OnTime, w.Rejected)
+			"one generator: %d scheduled, %d requests, %d on time, %d rejected", m.MergedSegments, m.Scheduled, m.Requests, m.Dropped, m.Behind, m.ServerJoined,
+			m.OnTime, m.Rejected, m.TransportErrors, w.Scheduled, w.Requests, w.OnTime, w.Rejected)
 	}
-	t.Logf("2 segments on the swarm: %d scheduled, %d on time, %d rejected; one generator: %d, %d, %d", m.Scheduled, m.OnTime, m.Rejected,
-		w.Scheduled, w.OnTime, w.Rejected)
+	// Second by second, the same arrivals were due (counted by the time
+	// they were scheduled at, whatever became of them).
+	due := func(r loadgen.Result) (out []int) {
+		for _, s := range r.Timeline {
+			out = append(out, s.Arrivals+s.Dropped+s.Behind)
+		}
+		return out
+	}
+	if a, b := due(m), due(w); !slices.Equal(a, b) {
+		t.Errorf("arrivals due per second: merged %v, one generator %v", a, b)
+	}
+	t.Logf("2 segments on the swarm: %d scheduled, %d on time, %d rejected, %d behind (max send lag %.1f ms); one generator: %d, %d, %d, %d",
+		m.Scheduled, m.OnTime, m.Rejected, m.Behind, m.MaxSendLagMs, w.Scheduled, w.OnTime, w.Rejected, w.Behind)
 }
 
 // startMockService starts the mock service binary bin on loopback with
