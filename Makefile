@@ -70,7 +70,8 @@ lint:
 # real client and the real mock service over an in-memory network) or take
 # none as their subject run two at a time (go test -p 2); meanwhile the
 # test binaries of every other package are built, two at a time, and then
-# they run three at a time, the longest first (-parallel 4 within each):
+# they run three at a time, the longest first (-parallel 4 within each),
+# deploy's (Docker's) beside both from the start:
 # their tests take real time as their subject (experiments in child
 # processes, containers, the browser), each with a tolerance derived from
 # what it measures. No test runs twice (deploy/run-tests.sh --help;

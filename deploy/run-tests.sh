@@ -6,7 +6,10 @@
 #                                      as folders: . budgets client/split …)
 #
 # 0. One loadlab binary is built for every test that runs loadlab as a
-#    child process ($LOADLAB_BIN; exptest.BuildLoadlab returns it).
+#    child process ($LOADLAB_BIN; exptest.BuildLoadlab returns it), and
+#    deploy's test binary; deploy's tests, which wait on Docker for most
+#    of their time (image builds, containers, a swarm), start at once and
+#    run beside groups 1 and 2.
 # 1. The packages named run with `go test -p 2`: their tests keep time
 #    on a fake clock (testing/synctest) or take none as their subject, so
 #    other work beside them changes nothing they check. Meanwhile the
@@ -23,7 +26,8 @@
 # test files, with the seconds its tests took); a failing package's output
 # is printed in full. No test is run twice. Exit status 1 if any package
 # failed or did not build. GO (default go), GOTEST_TIMEOUT (default 14m)
-# and LANES (default 3) in the environment.
+# and LANES (default 3) in the environment. Its last line, on standard
+# error, gives the seconds the first group (with the builds) and all took.
 set -uo pipefail
 
 case "${1:-}" in
@@ -46,7 +50,7 @@ mapfile -t serial < <($GO list ./... | grep -vxF -e "${module}/-" "${parallel[@]
 
 bins="$(mktemp -d)"
 builder=""
-trap 'kill $builder 2>/dev/null; rm -rf "$bins"' EXIT
+trap 'kill $builder ${earlyrun:-} 2>/dev/null; rm -rf "$bins"' EXIT
 trap 'exit 130' INT TERM
 
 if ! $GO build -o "$bins/loadlab" ./cmd/loadlab; then
@@ -64,13 +68,14 @@ build() {
 }
 export -f build
 export GO bins module
-printf '%s\n' "${serial[@]}" | xargs -P 2 -I{} bash -c 'build {}' &
+# deploy's binary first: it runs beside the first group (below).
+early=()
+for p in "${serial[@]}"; do
+	[ "$p" = "$module/deploy" ] && early+=("$p")
+done
+for p in "${early[@]}"; do build "$p"; done
+printf '%s\n' "${serial[@]}" | grep -vxF -e "${module}/-" "${early[@]/#/-e}" | xargs -P 2 -I{} bash -c 'build {}' &
 builder=$!
-
-status=0
-[ ${#parallel[@]} -eq 0 ] || $GO test -race -vet=off -count=1 -p 2 -timeout "$timeout" "${parallel[@]}" || status=1
-wait "$builder"
-builder=""
 
 # run PKG: its test binary from its folder, with the line go test would
 # print (and the whole output when it failed), printed under a lock so
@@ -103,13 +108,28 @@ run() {
 export -f run
 export timeout
 
+# deploy's tests wait on Docker for most of their time (image builds,
+# containers, a swarm): they run beside the first group, whose tests keep
+# time on a fake clock, and beside the builds.
+began=$(date +%s)
+for p in "${early[@]}"; do run "$p" & done
+earlyrun=$!
+[ ${#early[@]} -gt 0 ] || earlyrun=""
+
+status=0
+[ ${#parallel[@]} -eq 0 ] || $GO test -race -vet=off -count=1 -p 2 -timeout "$timeout" "${parallel[@]}" || status=1
+first=$(date +%s)
+wait "$builder"
+builder=""
+
 # The longest first, so that the last lane to finish is not the one that
 # drew deploy at the end.
-mapfile -t order < <(printf '%s\n' "${serial[@]}" | awk -v m="$module" '
-	$0 == m"/deploy" {print 0, $0; next}
+mapfile -t order < <(printf '%s\n' "${serial[@]}" | grep -vxF -e "${module}/-" "${early[@]/#/-e}" | awk -v m="$module" '
 	$0 == m"/cmd/loadlab" {print 1, $0; next}
 	$0 == m"/experiments/runner" {print 2, $0; next}
 	{print 3, $0}' | sort -s -k1,1n | cut -d" " -f2)
 printf '%s\n' "${order[@]}" | xargs -P "$lanes" -I{} bash -c 'run {}'
+[ -z "$earlyrun" ] || wait "$earlyrun"
+echo "run-tests: the first group and the builds took $((first - began)) s, all $(($(date +%s) - began)) s" >&2
 ls "$bins"/*.failed >/dev/null 2>&1 && status=1
 exit $status
