@@ -25,7 +25,7 @@ func TestSendersAreReused(t *testing.T) {
 	sc := OpeningSchedule()
 	sc.Duration, sc.BaseRate, sc.PeakRate = 2, 200, 200
 	synctest.Test(t, func(t *testing.T) {
-		url, dial := serveInMemory(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		url, dial := mocktest.Serve(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		g := sendersRound(t, url+"/x", sc, ClientNetHTTP, dial)
 		checkAccounted(t, g, ClientNetHTTP)
 		onTime, pending := g.replies[ReplyOnTime], g.replies[ReplyPending]
@@ -48,24 +48,6 @@ func checkAccounted(t *testing.T, g *generator, client HTTPClient) {
 		t.Fatalf("%s: sent %d, behind %d, replies %v: want 400 arrivals, each sent or behind, each sent one answered on time or pending",
 			client, g.sent, g.behind, g.replies)
 	}
-}
-
-// serveInMemory serves h on a new in-memory network until the test (its
-// synctest bubble) ends, and returns its URL and the network's Dial.
-func serveInMemory(t *testing.T, h http.Handler) (string, transport.Dialer) {
-	t.Helper()
-	nw := mocktest.NewNetwork()
-	ln, err := nw.Listen("endpoint.memory:80")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		time.Sleep(time.Hour) // fake: handlers still running end inside the bubble
-	})
-	return "http://" + ln.Addr().String(), nw.Dial
 }
 
 // idleCPU is a process that uses no CPU time: on a fake clock, which
@@ -126,7 +108,7 @@ func TestDefaultInFlightCap(t *testing.T) {
 // behind however the pool grew, which is not the pool's doing.
 func TestPoolGrowsForASlowEndpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		url, dial := serveInMemory(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(100 * time.Millisecond) }))
+		url, dial := mocktest.Serve(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(100 * time.Millisecond) }))
 		sc := OpeningSchedule()
 		sc.Duration, sc.BaseRate, sc.PeakRate = 2, 100, 100
 		g := sendersRound(t, url+"/x", sc, ClientNetHTTP, dial) // 0.5 s per model second: 200 arrivals a second

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 // quick is a probe of url with short steps.
@@ -29,11 +31,15 @@ func quick(url string, steps ...int) Config {
 // requests than --max-rate allows, though every answer is instant.
 func TestProbeSendsOnlyNamedMethodAndPath(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testSendsOnlyNamedMethodAndPath)
+}
+
+func testSendsOnlyNamedMethodAndPath(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	ids := map[string]bool{}
 	dup, badType := 0, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct{ ID string }
 		err := json.NewDecoder(r.Body).Decode(&body)
 		mu.Lock()
@@ -48,15 +54,10 @@ func TestProbeSendsOnlyNamedMethodAndPath(t *testing.T) {
 		mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
 	}))
-	defer srv.Close()
-	// From 4 callers: one caller alone needs an answer every 5 ms to reach
-	// 200/s, which a loaded machine under -race did not always give it
-	// (173 ok/s): the limit did not bind, and that was what failed. Steps
-	// of 1 s, not quick's 200 ms: a stall of the machine for 80 ms, which
-	// a 200 ms step read as 120 ok/s, leaves a 1 s step above 90% of the
-	// limit, where it counts as binding.
-	cfg := quick(srv.URL+"/only/this?x=1", 4, 8, 16)
-	cfg.Step = time.Second
+	// On the fake clock every answer takes no time: only --max-rate
+	// bounds the probe.
+	cfg := quick(url+"/only/this?x=1", 1, 4, 16)
+	cfg.Dial = dial
 	cfg.Method, cfg.Body, cfg.Headers = http.MethodPut, `{"id":"{{.ID}}"}`, http.Header{"X-Probe": {"yes"}}
 	cfg.MaxRate = 200
 	start := time.Now()
@@ -76,7 +77,7 @@ func TestProbeSendsOnlyNamedMethodAndPath(t *testing.T) {
 		t.Errorf("%d requests in %v: more than --max-rate 200/s allows (%.0f)", n, elapsed, limit)
 	}
 	for _, s := range res.Steps {
-		if !s.AtRateLimit || s.OKPerSecond > 210 {
+		if !s.AtRateLimit || s.OKPerSecond > 210 || s.OKPerSecond < 190 {
 			t.Errorf("step %d: %.1f ok/s, at rate limit %v; want the limit to bind at 200/s", s.Concurrency, s.OKPerSecond, s.AtRateLimit)
 		}
 	}
@@ -89,9 +90,13 @@ func TestProbeSendsOnlyNamedMethodAndPath(t *testing.T) {
 // stops at the bound, says so, and takes no longer.
 func TestProbeStopsAtMaxDuration(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	cfg := quick(srv.URL, 1, 2, 3, 4, 5) // 5 × 250 ms
+	synctest.Test(t, testStopsAtMaxDuration)
+}
+
+func testStopsAtMaxDuration(t *testing.T) {
+	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
+	cfg := quick(url, 1, 2, 3, 4, 5) // 5 × 250 ms
+	cfg.Dial = dial
 	cfg.MaxDuration = 700 * time.Millisecond
 	if p := cfg.Plan(); p.FitSteps != 2 {
 		t.Errorf("plan: %d steps fit, want 2", p.FitSteps)
@@ -111,29 +116,42 @@ func TestProbeStopsAtMaxDuration(t *testing.T) {
 // the request timeout.
 func TestProbeFirstStepFails(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	synctest.Test(t, testFirstStepFails)
+}
+
+func testFirstStepFails(t *testing.T) {
+	nw := mocktest.NewNetwork()
+	refused := "http://nobody.memory:80/records"
+	silent, err := nw.Listen("silent.memory:80")
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := "http://" + ln.Addr().String() + "/records"
-	ln.Close()
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
+	var mu sync.Mutex
+	var held []net.Conn
 	go func() {
 		for {
 			c, err := silent.Accept()
 			if err != nil {
 				return
 			}
-			defer c.Close() // held open, never answered
+			mu.Lock()
+			held = append(held, c) // held open, never answered
+			mu.Unlock()
 		}
 	}()
+	t.Cleanup(func() {
+		silent.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
 	for target, want := range map[string]string{refused: "connection refused", "http://" + silent.Addr().String() + "/": "no request completed"} {
 		start := time.Now()
-		res, err := Run(context.Background(), quick(target, 1, 2), nil)
+		cfg := quick(target, 1, 2)
+		cfg.Dial = nw.Dial
+		res, err := Run(context.Background(), cfg, nil)
 		if !errors.Is(err, ErrFirstStepFailed) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want ErrFirstStepFailed, %q", target, err, want)
 		}
@@ -144,12 +162,13 @@ func TestProbeFirstStepFails(t *testing.T) {
 	// A target that answers every request with an error is given up on
 	// after the first FailFastAfter of them, not sent a whole step.
 	var sent atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sent.Add(1)
+		time.Sleep(time.Millisecond)
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
-	defer srv.Close()
-	cfg := quick(srv.URL, 1, 2)
+	cfg := quick(url, 1, 2)
+	cfg.Dial = dial
 	cfg.Step, cfg.WarmUp = 2*time.Second, 500*time.Millisecond // 2.5 s of a step at ~1 ms per request: ~2 000 requests
 	start := time.Now()
 	_, err = Run(context.Background(), cfg, nil)
@@ -164,13 +183,17 @@ func TestProbeFirstStepFails(t *testing.T) {
 // errors cross the limit.
 func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testClassifiesAndStopsAtErrors)
+}
+
+func testClassifiesAndStopsAtErrors(t *testing.T) {
 	var inFlight, n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		// Every 4th request rejected, every 10th (5, 15, …: never a 4th)
 		// beyond the timeout: any 10 requests in a row hold both, and
-		// concurrency 1's step of 0.5 s holds about 20 (once, a step of
-		// 0.2 s on a starved machine held 7 and no rejection).
+		// concurrency 1's step of 0.5 s on the fake clock holds 35 answers
+		// of 20 ms, 14 rejections and 3 timeouts of 50 ms.
 		switch i := n.Add(1); {
 		case i%4 == 0:
 			w.Header().Set("Retry-After", "3")
@@ -188,8 +211,8 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 			w.WriteHeader(http.StatusCreated)
 		}
 	}))
-	defer srv.Close()
-	cfg := quick(srv.URL, 1, 2, 4, 8)
+	cfg := quick(url, 1, 2, 4, 8)
+	cfg.Dial = dial
 	cfg.Step, cfg.Timeout = 500*time.Millisecond, 50*time.Millisecond
 	cfg.StopRejectionRatio, cfg.StopErrorRatio = 1, 0.3
 	res, err := Run(context.Background(), cfg, func(s Step) { t.Log(StepLine(s)) })
@@ -217,11 +240,16 @@ func TestProbeClassifiesAndStopsAtErrors(t *testing.T) {
 // Interrupted, the probe returns the steps it completed, marked partial.
 func TestProbeInterruptedIsPartial(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
+	synctest.Test(t, testInterruptedIsPartial)
+}
+
+func testInterruptedIsPartial(t *testing.T) {
+	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := Run(ctx, quick(srv.URL, 1, 2, 3), func(s Step) {
+	cfg := quick(url, 1, 2, 3)
+	cfg.Dial = dial
+	res, err := Run(ctx, cfg, func(s Step) {
 		if s.Concurrency == 1 {
 			time.AfterFunc(100*time.Millisecond, cancel) // within the second step
 		}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"syscall"
+	"testing"
+	"time"
 )
 
 // Network is an in-memory network of named hosts: a server listens on a
@@ -116,3 +119,23 @@ type memAddr string
 
 func (memAddr) Network() string  { return "memory" }
 func (a memAddr) String() string { return string(a) }
+
+// Serve serves any handler h (a service of the test's own) on a new
+// Network until tb ends, and returns its URL and the Network's Dial to
+// give the client under test. Call it inside the synctest bubble that
+// uses it.
+func Serve(tb testing.TB, h http.Handler) (string, func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	tb.Helper()
+	nw := NewNetwork()
+	ln, err := nw.Listen(nw.freeHost())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	tb.Cleanup(func() {
+		_ = srv.Close()
+		time.Sleep(time.Hour) // on the fake clock: handlers still running end inside the bubble
+	})
+	return "http://" + ln.Addr().String(), nw.Dial
+}
