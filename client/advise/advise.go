@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -218,8 +218,8 @@ func advise(name string, c Capacity) (Dependency, []string, error) {
 // Strategy is the advice as a strategy file's strategy: the permits, and a
 // rate for each dependency that refused by rate; the timeouts and retries
 // it suggests are the run's (Advice.Run), not the strategy's.
-func (a Advice) Strategy(name string) records.FileStrategy {
-	f := records.FileStrategy{Name: name, RecordsInFlight: a.RecordsInFlight, Permits: map[string]int{}}
+func (a Advice) Strategy(name string) strategy.FileStrategy {
+	f := strategy.FileStrategy{Name: name, RecordsInFlight: a.RecordsInFlight, Permits: map[string]int{}}
 	for dep, d := range a.Dependencies {
 		f.Permits[dep] = d.Permits
 		if d.RatePerSecond > 0 {
@@ -236,8 +236,8 @@ func (a Advice) Strategy(name string) records.FileStrategy {
 // from, the strategy (what a run reads) and the advice (kept for readers).
 func (a Advice) File(name, comment string) ([]byte, error) {
 	body, err := yaml.Marshal(struct {
-		Strategy records.FileStrategy `yaml:"strategy"`
-		Advice   Advice               `yaml:"advice"`
+		Strategy strategy.FileStrategy `yaml:"strategy"`
+		Advice   Advice                `yaml:"advice"`
 	}{a.Strategy(name), a})
 	if err != nil {
 		return nil, err

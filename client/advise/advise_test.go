@@ -9,7 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 func intp(n int) *int { return &n }
@@ -118,7 +118,7 @@ func TestAdviceFileRoundTrips(t *testing.T) {
 	if err := os.WriteFile(f, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := records.LoadStrategyFile(f, pipeline.Lab())
+	s, err := strategy.LoadFile(f, pipeline.Lab())
 	if err != nil || s.Name != "advised" || s.RecordsInFlight != 59 || s.PermitsFor("records") != 6 || s.PermitsFor("enrichment") != 64 {
 		t.Errorf("read back %+v, %v\n%s", s, err, data)
 	}

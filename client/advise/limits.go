@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // Limits are what a dependency's probe says of its calls beyond their
@@ -38,11 +38,11 @@ type Limits struct {
 // retries it suggests without putting them in the strategy: retries add
 // load, which is the user's choice to make.
 type RunLimits struct {
-	CallTimeoutSeconds   float64          `json:"call_timeout_seconds" yaml:"call_timeout_seconds"`
-	PermitTimeoutSeconds float64          `json:"permit_timeout_seconds" yaml:"permit_timeout_seconds"`
-	PermitTimeoutFrom    string           `json:"permit_timeout_from" yaml:"permit_timeout_from"`
-	Retries              *records.Retries `json:"retries,omitempty" yaml:"retries,omitempty"`
-	RetriesFrom          string           `json:"retries_from" yaml:"retries_from"`
+	CallTimeoutSeconds   float64           `json:"call_timeout_seconds" yaml:"call_timeout_seconds"`
+	PermitTimeoutSeconds float64           `json:"permit_timeout_seconds" yaml:"permit_timeout_seconds"`
+	PermitTimeoutFrom    string            `json:"permit_timeout_from" yaml:"permit_timeout_from"`
+	Retries              *strategy.Retries `json:"retries,omitempty" yaml:"retries,omitempty"`
+	RetriesFrom          string            `json:"retries_from" yaml:"retries_from"`
 }
 
 // refusedByRate says whether the probe drew a 429 Too Many Requests.
@@ -168,7 +168,7 @@ func runLimits(a Advice) RunLimits {
 		r.RetriesFrom = "none: the probes saw no failure at the advised permits, and retries add load where a service is overloaded"
 		return r
 	}
-	r.Retries = records.LabRetries(true)
+	r.Retries = strategy.LabRetries(true)
 	r.Retries.Budget.Ratio, r.Retries.Budget.MinPerSecond = min(1, ceilSig(failed, 2)), 0
 	if ra := time.Duration(retryAfter * float64(time.Second)); ra > r.Retries.BaseBackoff {
 		r.Retries.BaseBackoff, r.Retries.MaxBackoff = ra, max(r.Retries.MaxBackoff, ra)

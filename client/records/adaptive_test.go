@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -34,7 +35,7 @@ func TestC5AdaptsTheWriteLimit(t *testing.T) {
 	// limit climbs to where writes start to queue or be refused.
 	fromOne := func(c *records.Config) {
 		timed(c)
-		c.Strategy.Adaptive[records.Records] = records.AdaptiveLimit{Vegas: records.LabVegas(1, 1, records.C5RecordsCeiling)}
+		c.Strategy.Adaptive[records.Records] = strategy.AdaptiveLimit{Vegas: strategy.LabVegas(1, 1, strategy.C5RecordsCeiling)}
 	}
 	for _, tc := range []struct {
 		queue  int
@@ -99,8 +100,8 @@ func secondHalfLimits(t *testing.T, res records.Result, workers int) (limits []i
 		if !ok {
 			t.Fatalf("sample without the write limit: %+v", s)
 		}
-		if l < 1 || l > records.C5RecordsCeiling {
-			t.Fatalf("write limit %d outside [1, %d]", l, records.C5RecordsCeiling)
+		if l < 1 || l > strategy.C5RecordsCeiling {
+			t.Fatalf("write limit %d outside [1, %d]", l, strategy.C5RecordsCeiling)
 		}
 		seen[l] = true
 		if s.T >= 10 {

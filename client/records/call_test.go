@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/budgets"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // Each strategy gives the lab's dependencies the limiters it names: none
@@ -14,7 +15,7 @@ func TestBuildBudgets(t *testing.T) {
 	for _, name := range []string{"C2", "C3", "C4", "C5-aimd", "C5-vegas"} {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
-			s, err := ParseStrategy(name)
+			s, err := strategy.Parse(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,16 +41,16 @@ func TestBuildBudgets(t *testing.T) {
 					t.Errorf("limiters %v %v, limits %v; want none", e.Limiter, w.Limiter, limits)
 				}
 			case "C3":
-				if e.Limiter != w.Limiter || e.Limiter.Limit() != DefaultSharedPermits || limits != nil {
-					t.Errorf("limiters %v %v, limits %v; want one shared pool of %d", e.Limiter, w.Limiter, limits, DefaultSharedPermits)
+				if e.Limiter != w.Limiter || e.Limiter.Limit() != strategy.DefaultSharedPermits || limits != nil {
+					t.Errorf("limiters %v %v, limits %v; want one shared pool of %d", e.Limiter, w.Limiter, limits, strategy.DefaultSharedPermits)
 				}
 			case "C4":
-				if e.Limiter == w.Limiter || e.Limiter.Limit() != DefaultEnrichPermits || w.Limiter.Limit() != DefaultWritePermits || limits != nil {
+				if e.Limiter == w.Limiter || e.Limiter.Limit() != strategy.DefaultEnrichPermits || w.Limiter.Limit() != strategy.DefaultWritePermits || limits != nil {
 					t.Errorf("limiters %v %v, limits %v; want pools of 24 and 6", e.Limiter, w.Limiter, limits)
 				}
 			default:
 				if e.Limiter != budgets.Limiter(adaptive[Enrichment]) || w.Limiter != budgets.Limiter(adaptive[Records]) ||
-					len(limits) != 2 || limits[Enrichment] != DefaultEnrichPermits || limits[Records] != DefaultWritePermits {
+					len(limits) != 2 || limits[Enrichment] != strategy.DefaultEnrichPermits || limits[Records] != strategy.DefaultWritePermits {
 					t.Errorf("limiters %v %v, adaptive %v, limits %v; want the adaptive limits, from 24 and 6", e.Limiter, w.Limiter, adaptive, limits)
 				}
 			}

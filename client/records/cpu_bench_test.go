@@ -24,6 +24,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
@@ -96,7 +97,7 @@ func BenchmarkRecordCPU(b *testing.B) {
 				rc := records.DefaultConfig()
 				rc.Target, rc.Records, rc.Reset, rc.TimeScale = url, n, true, 0.1
 				var err error
-				if rc.Strategy, err = records.ParseStrategy(name); err != nil {
+				if rc.Strategy, err = strategy.Parse(name); err != nil {
 					b.Fatal(err)
 				}
 				c0 := processCPU()

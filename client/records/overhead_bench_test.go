@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -53,11 +54,11 @@ func BenchmarkCallOverhead(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	rc := records.DefaultConfig()
 	rc.Target, rc.Records, rc.Registerer, rc.Reset, rc.TimeScale = m.url, b.N, reg, true, cfg.TimeScale
-	strategy := "C2"
+	name := "C2"
 	if s := os.Getenv("OVERHEAD_STRATEGY"); s != "" {
-		strategy = s // to look into the overhead: sequential, bounded:N
+		name = s // to look into the overhead: sequential, bounded:N
 	}
-	rc.Strategy, _ = records.ParseStrategy(strategy)
+	rc.Strategy, _ = strategy.Parse(name)
 	b.ResetTimer()
 	res, err := records.Run(context.Background(), rc)
 	b.StopTimer()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -14,17 +15,17 @@ import (
 // records begun: those that never began because time ran out (or the run
 // was interrupted) are not records, and NotStarted is 0.
 type Result struct {
-	Strategy      string   `json:"strategy"`
-	Params        Strategy `json:"strategy_params"`
-	Records       int      `json:"records"`
-	Complete      int      `json:"complete"`
-	Incomplete    int      `json:"incomplete"`
-	WriteRejected int      `json:"write_rejected"`
-	StepRejected  int      `json:"step_rejected,omitempty"`
-	Failed        int      `json:"failed"`
-	WriteUnknown  int      `json:"write_unknown"`
-	Interrupted   int      `json:"interrupted"`
-	NotStarted    int      `json:"not_started"`
+	Strategy      string            `json:"strategy"`
+	Params        strategy.Strategy `json:"strategy_params"`
+	Records       int               `json:"records"`
+	Complete      int               `json:"complete"`
+	Incomplete    int               `json:"incomplete"`
+	WriteRejected int               `json:"write_rejected"`
+	StepRejected  int               `json:"step_rejected,omitempty"`
+	Failed        int               `json:"failed"`
+	WriteUnknown  int               `json:"write_unknown"`
+	Interrupted   int               `json:"interrupted"`
+	NotStarted    int               `json:"not_started"`
 	// UnknownWrites lists the record ids whose write outcome the client
 	// does not know (at most MaxUnknownListed; WriteUnknown counts them all).
 	UnknownWrites   []string `json:"unknown_writes,omitempty"`

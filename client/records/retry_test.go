@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -104,7 +105,7 @@ func testRetryBudget(t *testing.T) {
 	naive := run(t, m, "C2-retries", records.MaxRecords, timed)
 	budgeted := run(t, m, "C2-retries", records.MaxRecords, func(c *records.Config) {
 		timed(c)
-		c.Strategy.Retries = records.LabRetries(true)
+		c.Strategy.Retries = strategy.LabRetries(true)
 	})
 	n, b := naive.Attempts[records.Records], budgeted.Attempts[records.Records]
 	lab := budgeted.DurationSeconds

@@ -20,6 +20,7 @@ import (
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -82,7 +83,7 @@ type Config struct {
 	// Target is the mock service's base URL, e.g. http://127.0.0.1:8080.
 	Target   string
 	Records  int
-	Strategy Strategy
+	Strategy strategy.Strategy
 	// CallTimeout and PermitTimeout are before the time scale.
 	CallTimeout, PermitTimeout time.Duration
 	// TimeScale multiplies every client-side duration (1: real time); give
@@ -157,7 +158,7 @@ type Sample struct {
 // DefaultConfig is a 200-record C4 run against the mock service's default
 // address.
 func DefaultConfig() Config {
-	s, _ := ParseStrategy("C4")
+	s, _ := strategy.Parse("C4")
 	return Config{Target: "http://" + api.DefaultAddress, Records: DefaultRecords, Strategy: s,
 		CallTimeout: DefaultCallTimeout, PermitTimeout: DefaultPermitTimeout, TimeScale: 1}
 }
@@ -245,9 +246,9 @@ func (c Config) PipelineOrLab() *pipeline.Pipeline {
 // inFlight resolves the strategy's records in flight for this run.
 func (c Config) inFlight() int {
 	switch n := c.Strategy.RecordsInFlight; n {
-	case RuntimeDefaultInFlight:
+	case strategy.RuntimeDefaultInFlight:
 		return runtime.GOMAXPROCS(0)
-	case UnboundedInFlight:
+	case strategy.UnboundedInFlight:
 		return c.Records
 	default:
 		return min(n, c.Records)

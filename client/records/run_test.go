@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	if target := os.Getenv("LOADLAB_C1_TARGET"); target != "" {
 		cfg := records.DefaultConfig()
 		cfg.Target, cfg.Records, cfg.TimeScale = target, 20, 0.1
-		cfg.Strategy, _ = records.ParseStrategy("C1")
+		cfg.Strategy, _ = strategy.Parse("C1")
 		res, err := records.Run(context.Background(), cfg)
 		if err != nil {
 			os.Stderr.WriteString(err.Error())
@@ -82,17 +83,17 @@ func wrap(m *mocktest.Mock) *mock {
 	return &mock{url: m.URL, stop: m.Stop, admin: m.Client, http: m.HTTP, dial: m.Dial, scale: m.TimeScale}
 }
 
-// run resets m and runs n records of strategy against it, at its time
+// run resets m and runs n records of the strategy named against it, at its time
 // scale, changed by change.
-func run(t *testing.T, m *mock, strategy string, n int, change func(*records.Config)) records.Result {
+func run(t *testing.T, m *mock, name string, n int, change func(*records.Config)) records.Result {
 	t.Helper()
 	if err := m.admin.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := records.DefaultConfig()
-	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID, cfg.Dial = m.url, n, m.scale, strategy+"-", m.dial
+	cfg.Target, cfg.Records, cfg.TimeScale, cfg.RunID, cfg.Dial = m.url, n, m.scale, name+"-", m.dial
 	var err error
-	if cfg.Strategy, err = records.ParseStrategy(strategy); err != nil {
+	if cfg.Strategy, err = strategy.Parse(name); err != nil {
 		t.Fatal(err)
 	}
 	if change != nil {
@@ -189,7 +190,7 @@ func testTimeoutsToldApart(t *testing.T) {
 	m := startMock(t, cfg)
 
 	res := run(t, m, "C4", 60, func(c *records.Config) {
-		c.Strategy.EnrichPermits = 2
+		c.Strategy.Permits[records.Enrichment] = 2
 		c.PermitTimeout = 500 * time.Millisecond
 	})
 	enrich := res.Calls[records.Enrichment]
@@ -288,7 +289,7 @@ func testTargetDying(t *testing.T) {
 	}()
 	ccfg := m.config()
 	ccfg.Records = 200
-	ccfg.Strategy, _ = records.ParseStrategy("C2")
+	ccfg.Strategy, _ = strategy.Parse("C2")
 	res, err := records.Run(context.Background(), ccfg)
 	if err != nil {
 		t.Fatal(err)

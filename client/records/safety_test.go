@@ -137,7 +137,7 @@ func TestSharedBudgetAppliesItsRate(t *testing.T) {
 func testSharedRate(t *testing.T) {
 	m := startMock(t, config.Default())
 	const rate = 40.0 // enrichment calls per lab second
-	res := run(t, m, "C3", 20, func(c *records.Config) { c.Strategy.EnrichRate = rate })
+	res := run(t, m, "C3", 20, func(c *records.Config) { c.Strategy.Rates = map[string]float64{records.Enrichment: rate} })
 	calls := 0
 	for _, n := range res.Calls[records.Enrichment] {
 		calls += n

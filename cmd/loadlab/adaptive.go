@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 const adaptiveUsage = "dep=SPEC,...: an adaptive concurrency limit in place of the dependency's permits (dep=off removes one):\n" +
@@ -21,8 +21,8 @@ const adaptiveUsage = "dep=SPEC,...: an adaptive concurrency limit in place of t
 // parseAdaptive reads dep=SPEC pairs (adaptiveUsage) into the
 // overrides' adaptive limits: dep=off removes one. The records package
 // validates them.
-func parseAdaptive(text string, o *records.Overrides) error {
-	o.Adaptive = map[string]*records.AdaptiveLimit{}
+func parseAdaptive(text string, o *strategy.Overrides) error {
+	o.Adaptive = map[string]*strategy.AdaptiveLimit{}
 	for _, kv := range strings.Split(text, ",") {
 		dep, spec, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || dep == "" {
@@ -42,10 +42,10 @@ func parseAdaptive(text string, o *records.Overrides) error {
 }
 
 // parseAdaptiveSpec reads one SPEC of adaptiveUsage.
-func parseAdaptiveSpec(spec string) (records.AdaptiveLimit, error) {
-	alg, rest := records.AlgAIMD, spec
-	if a, r, ok := strings.Cut(spec, ":"); ok && (records.AdaptiveAlg(a) == records.AlgAIMD || records.AdaptiveAlg(a) == records.AlgVegas) {
-		alg, rest = records.AdaptiveAlg(a), r
+func parseAdaptiveSpec(spec string) (strategy.AdaptiveLimit, error) {
+	alg, rest := strategy.AlgAIMD, spec
+	if a, r, ok := strings.Cut(spec, ":"); ok && (strategy.AdaptiveAlg(a) == strategy.AlgAIMD || strategy.AdaptiveAlg(a) == strategy.AlgVegas) {
+		alg, rest = strategy.AdaptiveAlg(a), r
 	}
 	parts := strings.Split(rest, ":")
 	atoi := func(i int, name string, dst *int) error {
@@ -58,31 +58,31 @@ func parseAdaptiveSpec(spec string) (records.AdaptiveLimit, error) {
 	}
 	var floor, initial, ceiling int
 	if len(parts) < 3 {
-		return records.AdaptiveLimit{}, fmt.Errorf("%s: give FLOOR:INITIAL:CEILING", alg)
+		return strategy.AdaptiveLimit{}, fmt.Errorf("%s: give FLOOR:INITIAL:CEILING", alg)
 	}
 	if err := errors.Join(atoi(0, "floor", &floor), atoi(1, "initial", &initial), atoi(2, "ceiling", &ceiling)); err != nil {
-		return records.AdaptiveLimit{}, fmt.Errorf("%s.%w", alg, err)
+		return strategy.AdaptiveLimit{}, fmt.Errorf("%s.%w", alg, err)
 	}
-	if alg == records.AlgAIMD {
+	if alg == strategy.AlgAIMD {
 		a := budgets.AIMD{Floor: floor, Initial: initial, Ceiling: ceiling, Backoff: budgets.DefaultAIMDBackoff}
 		switch len(parts) {
 		case 3:
 		case 4:
 			b, err := strconv.ParseFloat(parts[3], 64)
 			if err != nil {
-				return records.AdaptiveLimit{}, fmt.Errorf("aimd.backoff: %q is not a number", parts[3])
+				return strategy.AdaptiveLimit{}, fmt.Errorf("aimd.backoff: %q is not a number", parts[3])
 			}
 			a.Backoff = b
 		default:
-			return records.AdaptiveLimit{}, errors.New("aimd: give FLOOR:INITIAL:CEILING[:BACKOFF]")
+			return strategy.AdaptiveLimit{}, errors.New("aimd: give FLOOR:INITIAL:CEILING[:BACKOFF]")
 		}
-		return records.AdaptiveLimit{AIMD: &a}, nil
+		return strategy.AdaptiveLimit{AIMD: &a}, nil
 	}
-	v := records.LabVegas(initial, floor, ceiling)
+	v := strategy.LabVegas(initial, floor, ceiling)
 	switch len(parts) {
 	case 3, 6, 7, 8:
 	default:
-		return records.AdaptiveLimit{}, errors.New("vegas: give FLOOR:INITIAL:CEILING[:ALPHA:BETA:THRESHOLD[:WINDOW[:PROBE]]]")
+		return strategy.AdaptiveLimit{}, errors.New("vegas: give FLOOR:INITIAL:CEILING[:ALPHA:BETA:THRESHOLD[:WINDOW[:PROBE]]]")
 	}
 	for i, f := range []struct {
 		name string
@@ -90,9 +90,9 @@ func parseAdaptiveSpec(spec string) (records.AdaptiveLimit, error) {
 	}{{"alpha", &v.Alpha}, {"beta", &v.Beta}, {"threshold", &v.Threshold}, {"window", &v.Window}, {"probe", &v.Probe}} {
 		if 3+i < len(parts) {
 			if err := atoi(3+i, f.name, f.dst); err != nil {
-				return records.AdaptiveLimit{}, fmt.Errorf("vegas.%w", err)
+				return strategy.AdaptiveLimit{}, fmt.Errorf("vegas.%w", err)
 			}
 		}
 	}
-	return records.AdaptiveLimit{Vegas: v}, nil
+	return strategy.AdaptiveLimit{Vegas: v}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // loadlab run --strategy C5-vegas runs with Vegas limits, says so, and
@@ -29,8 +29,8 @@ func TestRunAdaptive(t *testing.T) {
 	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
 	var res struct {
 		Strategy struct {
-			Name     string                           `json:"name"`
-			Adaptive map[string]records.AdaptiveLimit `json:"adaptive"`
+			Name     string                            `json:"name"`
+			Adaptive map[string]strategy.AdaptiveLimit `json:"adaptive"`
 		} `json:"strategy_params"`
 		Limits map[string]int `json:"adaptive_limits"`
 	}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // shop is a service of a newcomer's own with two dependencies: stock,
@@ -112,9 +112,9 @@ steps:
 	// Steps of 1 s for the bucket: a rate is read from them (below).
 	stock := probe("stock", "--step", "1s", "--warm-up", "500ms", "--target", srv.URL+"/stock/1", "--concurrency", "1,2,4,8")
 	orders := probe("orders", "--step", "400ms", "--warm-up", "200ms", "--target", srv.URL+"/orders", "--method", "POST", "--body", `{"id":"p"}`, "--concurrency", "1-10")
-	strategy := filepath.Join(dir, "advised.yaml")
+	file := filepath.Join(dir, "advised.yaml")
 	var out, errb bytes.Buffer
-	if code := run([]string{"advise", "--pipeline", pipe, "--probe", "stock=" + stock, "--probe", "orders=" + orders, "--out", strategy}, &out, &errb); code != 0 {
+	if code := run([]string{"advise", "--pipeline", pipe, "--probe", "stock=" + stock, "--probe", "orders=" + orders, "--out", file}, &out, &errb); code != 0 {
 		t.Fatalf("advise: exit %d: %s", code, errb.String())
 	}
 	advised := out.String()
@@ -122,7 +122,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := records.LoadStrategyFile(strategy, p)
+	st, err := strategy.LoadFile(file, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +135,14 @@ steps:
 		t.Fatalf("advised stock ≤ %g calls/s, orders ≤ %g calls/s and %d permits; want a rate of at most 100/s (+ 2.5) for stock only, "+
 			"and at most orders' 3 workers + 3 queue slots:\n%s", r, st.RateFor("orders"), st.PermitsFor("orders"), advised)
 	}
-	if !strings.Contains(advised, "Rate: stock at most ") || !strings.Contains(advised, "Run it: loadlab run --pipeline "+pipe+" --strategy-file "+strategy+" --call-timeout ") {
+	if !strings.Contains(advised, "Rate: stock at most ") || !strings.Contains(advised, "Run it: loadlab run --pipeline "+pipe+" --strategy-file "+file+" --call-timeout ") {
 		t.Errorf("advise does not say the rate or how to run it:\n%s", advised)
 	}
 	s.tooMany.Store(0)
 	s.unavailable.Store(0)
 	out.Reset()
 	errb.Reset()
-	code := run([]string{"run", "--pipeline", pipe, "--strategy-file", strategy, "--records", "100", "--threshold", "rejected<1%"}, &out, &errb)
+	code := run([]string{"run", "--pipeline", pipe, "--strategy-file", file, "--records", "100", "--threshold", "rejected<1%"}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "Accepted 100 of 100 records (100%: 100 complete, 0 incomplete)") ||
 		!strings.Contains(out.String(), "threshold rejected<1%: measured 0% (0 of 200), held") || strings.Contains(out.String(), "OVERLOAD") {
 		t.Fatalf("run as advised: exit %d:\n%s%s", code, out.String(), errb.String())

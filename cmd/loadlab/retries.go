@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // retryFlagValues are loadlab run's retry flags, applied over the
@@ -32,11 +32,11 @@ func retryFlags(fs *flag.FlagSet) retryFlagValues {
 
 // overrides are the retry flags given, as the records package takes them
 // (nil when none was given).
-func (f retryFlagValues) overrides(given map[string]bool) (*records.RetryOverrides, error) {
+func (f retryFlagValues) overrides(given map[string]bool) (*strategy.RetryOverrides, error) {
 	if !given["retries"] && !given["retry-backoff"] && !given["retry-budget"] {
 		return nil, nil
 	}
-	o := &records.RetryOverrides{}
+	o := &strategy.RetryOverrides{}
 	if given["retries"] {
 		o.Attempts = f.attempts
 	}
@@ -50,7 +50,7 @@ func (f retryFlagValues) overrides(given map[string]bool) (*records.RetryOverrid
 		o.BaseBackoff, o.MaxBackoff = &b, &m
 	}
 	if given["retry-budget"] {
-		b, err := budgets.ParseRetryBudget(*f.quota, records.DefaultRetryBudgetTTL)
+		b, err := budgets.ParseRetryBudget(*f.quota, strategy.DefaultRetryBudgetTTL)
 		if err != nil {
 			return nil, fmt.Errorf("--retry-budget: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/cmd/internal/dashboard"
@@ -176,31 +177,31 @@ func (o *runOptions) config() (records.Config, error) {
 	if err := o.thresholds.Each("rejected", p.Names()); err != nil {
 		return cfg, usageErr("run: --threshold %v", err)
 	}
-	var s records.Strategy
+	var s strategy.Strategy
 	var err error
 	switch {
 	case o.strategyFile != "" && o.given["strategy"]:
 		return cfg, usageErr("run: --strategy and --strategy-file: give one")
 	case o.strategyFile != "":
-		if s, err = records.LoadStrategyFile(o.strategyFile, p); err != nil {
+		if s, err = strategy.LoadFile(o.strategyFile, p); err != nil {
 			return cfg, usageErr("run: --strategy-file: %v", err)
 		}
 	case o.given["strategy"]:
-		s, err = records.ParseStrategy(o.strategy)
+		s, err = strategy.Parse(o.strategy)
 		if err == nil && s.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
 			return cfg, usageErr("run: --strategy %s: its budgets are the lab's, for enrichment and records; pipeline %s has %s: "+
 				"give budgets for those with --permits %s, or run the strategy file loadlab advise writes (--strategy-file)",
 				o.strategy, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
 		}
 	default:
-		if c4, _ := records.ParseStrategy("C4"); c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+		if c4, _ := strategy.Parse("C4"); c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
 			return cfg, usageErr("run: --pipeline %s: which strategy? Nothing bounds the calls to your services unless you say how: "+
 				"probe each dependency and let advise size the budgets (loadlab probe --target URL --json > DEP.json, once per dependency; "+
 				"loadlab advise --pipeline %[1]s --probe DEP=DEP.json ... --out advised.yaml), then --strategy-file advised.yaml; "+
 				"or give budgets, --permits %s; or --strategy C2 (%d records in flight, no budget: it can overload them)",
-				o.pipelineFile, examplePermits(p), records.DefaultRecordsInFlight)
+				o.pipelineFile, examplePermits(p), strategy.DefaultRecordsInFlight)
 		}
-		s = records.DefaultStrategy(p)
+		s = strategy.Default(p)
 	}
 	if err != nil {
 		return cfg, usageErr("run: %v", err)
@@ -253,8 +254,8 @@ func examplePermits(p *pipeline.Pipeline) string {
 
 // overrides are the strategy flags given, as the records package takes
 // them.
-func (o *runOptions) overrides() (records.Overrides, error) {
-	var over records.Overrides
+func (o *runOptions) overrides() (strategy.Overrides, error) {
+	var over strategy.Overrides
 	set := map[string]func(){
 		"records-in-flight":  func() { over.RecordsInFlight = &o.inFlight },
 		"shared-permits":     func() { over.SharedPermits = &o.shared },

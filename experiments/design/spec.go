@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -94,15 +94,15 @@ type ProbeSpec struct {
 
 // Strategy resolves a cell's strategy: a named one, or for "advised" the
 // scenario's strategy in advised (ok false when there is none).
-func (s Spec) Strategy(c Cell, advised map[string]records.Strategy) (records.Strategy, bool) {
+func (s Spec) Strategy(c Cell, advised map[string]strategy.Strategy) (strategy.Strategy, bool) {
 	if c.Strategy == Advised {
 		a, ok := advised[c.Scenario]
 		if !ok {
-			return records.Strategy{Name: Advised}, false
+			return strategy.Strategy{Name: Advised}, false
 		}
 		return a, true
 	}
-	st, err := records.ParseStrategy(c.Strategy)
+	st, err := strategy.Parse(c.Strategy)
 	return st, err == nil
 }
 

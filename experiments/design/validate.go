@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/yamlfile"
@@ -86,7 +87,7 @@ func loadSpec(files Files, path string) (Spec, error) {
 		return s, p.located(path, root)
 	}
 	if s.Advise != nil && s.Advise.File != "" {
-		if _, err := records.LoadStrategyFile(s.Advise.File, pipeline.Lab()); err != nil {
+		if _, err := strategy.LoadFile(s.Advise.File, pipeline.Lab()); err != nil {
 			return s, fail(at("advise", "file"), err).located(path, root)
 		}
 	}
@@ -158,7 +159,7 @@ func (s Spec) validateStrategies() *problem {
 			}
 			continue
 		}
-		if _, err := records.ParseStrategy(st); err != nil {
+		if _, err := strategy.Parse(st); err != nil {
 			return fail(at("strategies", i), err)
 		}
 	}

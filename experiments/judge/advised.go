@@ -3,7 +3,7 @@ package judge
 import (
 	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/probe"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 )
 
 // AdvisedStrategy is the strategy "advised" for one scenario, with the
@@ -14,7 +14,7 @@ type AdvisedStrategy struct {
 	// the mock service at this scale, so the advice's rates and times are
 	// per real second (a lab second is a real second / TimeScale).
 	TimeScale float64                 `json:"time_scale"`
-	Strategy  records.FileStrategy    `json:"strategy"`
+	Strategy  strategy.FileStrategy   `json:"strategy"`
 	Advice    advise.Advice           `json:"advice"`
 	Probes    map[string]probe.Result `json:"probes"`
 	// From is the strategy file it was read from (advise.file), if any:
@@ -30,8 +30,8 @@ type AdvisedStrategy struct {
 
 // AdvisedStrategies is the strategy "advised" of each scenario that has
 // one (none for a scenario whose advice failed).
-func AdvisedStrategies(advised map[string]*AdvisedStrategy) map[string]records.Strategy {
-	out := map[string]records.Strategy{}
+func AdvisedStrategies(advised map[string]*AdvisedStrategy) map[string]strategy.Strategy {
+	out := map[string]strategy.Strategy{}
 	for sc, a := range advised {
 		if a != nil && a.Failed == "" {
 			out[sc] = a.Strategy.Strategy()

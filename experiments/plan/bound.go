@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -54,7 +55,7 @@ func meanCapped(spec latency.Spec, limit time.Duration) float64 {
 
 // CellBound computes the bound for a strategy under a mock profile, with
 // recordsInFlight resolved (C1: the run's GOMAXPROCS).
-func CellBound(cfg config.Config, scenario string, s records.Strategy, recordsInFlight int, callTimeout time.Duration) Bound {
+func CellBound(cfg config.Config, scenario string, s strategy.Strategy, recordsInFlight int, callTimeout time.Duration) Bound {
 	p := cfg.Profiles[scenario]
 	e := meanCapped(p.Enrichment, callTimeout)
 	w := meanCapped(p.Records, callTimeout)
@@ -91,14 +92,14 @@ func CellBound(cfg config.Config, scenario string, s records.Strategy, recordsIn
 // Little's-law bound (with one record in flight where the strategy leaves
 // it to the runtime); 0 when the cell has no bound. advised gives the
 // strategy "advised" by scenario (nil: none known yet).
-func ExpectedLabSeconds(s design.Spec, mockCfg config.Config, c design.Cell, advised map[string]records.Strategy) float64 {
+func ExpectedLabSeconds(s design.Spec, mockCfg config.Config, c design.Cell, advised map[string]strategy.Strategy) float64 {
 	if s.Duration > 0 {
 		return s.Duration.Seconds()
 	}
 	st, _ := s.Strategy(c, advised)
 	inFlight := max(st.RecordsInFlight, 1)
 	n := s.RecordsFor(c)
-	if st.RecordsInFlight == records.UnboundedInFlight {
+	if st.RecordsInFlight == strategy.UnboundedInFlight {
 		inFlight = n
 	}
 	b := CellBound(mockCfg, c.Scenario, st, inFlight, s.CallTimeout)

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 func TestCellBound(t *testing.T) {
 	cfg := config.Default()
-	c4, _ := records.ParseStrategy("C4")
+	c4, _ := strategy.Parse("C4")
 	b := CellBound(cfg, config.ProfileSlowWrite, c4, 32, 2*time.Second)
 	if math.Abs(b.WriteCapacity-40) > 1e-9 || b.Limit != "writes" {
 		t.Errorf("slow-write C4: %+v; want the 6 write permits / 150 ms = 40/s to bind", b)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 )
@@ -18,7 +18,7 @@ func strategiesText(sp design.Spec) string {
 			each = append(each, name+" — made before the matrix by loadlab advise from probes of each dependency, per scenario (see Advised strategies)")
 			continue
 		}
-		st, err := records.ParseStrategy(name)
+		st, err := strategy.Parse(name)
 		if err != nil {
 			each = append(each, name+" — not a strategy loadlab knows")
 			continue

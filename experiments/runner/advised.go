@@ -12,7 +12,7 @@ import (
 	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
-	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -202,7 +202,7 @@ func (ex *execution) writeAdvised(advised map[string]*judge.AdvisedStrategy) (cl
 		}
 		// The strategy as resolved (probed and advised, or from a file):
 		// the runs read nothing else.
-		data, err := yaml.Marshal(records.StrategyFile{Strategy: a.Strategy})
+		data, err := yaml.Marshal(strategy.File{Strategy: a.Strategy})
 		if err == nil {
 			files[sc] = filepath.Join(dir, sc+".yaml")
 			err = os.WriteFile(files[sc], data, 0o644)
@@ -219,12 +219,12 @@ func (ex *execution) writeAdvised(advised map[string]*judge.AdvisedStrategy) (cl
 // fromFile takes the advised strategy from a strategy file: its strategy,
 // and the advice it records when loadlab advise wrote it.
 func fromFile(a *judge.AdvisedStrategy, file string) *judge.AdvisedStrategy {
-	s, err := records.LoadStrategyFile(file, pipeline.Lab())
+	s, err := strategy.LoadFile(file, pipeline.Lab())
 	if err != nil {
 		a.Failed = err.Error()
 		return a
 	}
-	a.Strategy = records.FileStrategy{Name: design.Advised, RecordsInFlight: s.RecordsInFlight, SharedPermits: s.SharedPermits,
+	a.Strategy = strategy.FileStrategy{Name: design.Advised, RecordsInFlight: s.RecordsInFlight, SharedPermits: s.SharedPermits,
 		Permits: s.Permits, Rates: s.Rates}
 	a.From = file
 	var f struct {

@@ -6,11 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/runner"
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -169,14 +169,13 @@ func (p *ExperimentProgress) chartRun(st *State, rec judge.RunRecord) {
 		Title:  fmt.Sprintf("Calls in flight during %s run %d (the latest run with samples: each cell's run 1 keeps them)", rec.Cell, rec.Run),
 		YLabel: "calls in flight", YUnit: "calls", Labels: []string{"lab seconds", "enrichment", "records"}}
 	var budgets []float64
-	if s, err := records.ParseStrategy(rec.Cell.Strategy); err == nil {
-		for _, b := range []struct {
-			name string
-			n    int
-		}{{"enrichment budget", s.EnrichPermits}, {"records budget", s.WritePermits}, {"shared budget", s.SharedPermits}} {
-			if b.n > 0 {
-				c.Labels, c.Dashed, budgets = append(c.Labels, b.name), append(c.Dashed, b.name), append(budgets, float64(b.n))
-			}
+	s := rec.Client.Params // the run's own budgets, advised ones too
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"enrichment budget", s.PermitsFor(api.Enrichment)}, {"records budget", s.PermitsFor(api.Records)}, {"shared budget", s.SharedPermits}} {
+		if b.n > 0 {
+			c.Labels, c.Dashed, budgets = append(c.Labels, b.name), append(c.Dashed, b.name), append(budgets, float64(b.n))
 		}
 	}
 	if len(budgets) > 0 {

@@ -59,7 +59,7 @@ func (s *Server) WatchRecords(ctx context.Context, cfg records.Config) {
 		p = pipeline.Lab()
 	}
 	st := cfg.Strategy
-	budgets := Budgets{records.Enrichment: st.EnrichPermits, records.Records: st.WritePermits}
+	budgets := Budgets{}
 	for d, n := range st.Permits {
 		budgets[d] = n
 	}

@@ -1,4 +1,4 @@
-package records
+package strategy
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 	"github.com/loadlab/loadlab/mockservice/yamlfile"
 )
 
-// StrategyFile is a strategy written down as configuration (what loadlab
+// File is a strategy written down as configuration (what loadlab
 // advise writes, and what loadlab run --strategy-file and an experiment's
 // strategy "advised" read): the strategy itself, and the advice it came
 // from, kept for the reader and ignored by the run.
-type StrategyFile struct {
+type File struct {
 	Strategy FileStrategy   `yaml:"strategy" json:"strategy"`
 	Advice   map[string]any `yaml:"advice,omitempty" json:"advice,omitempty"`
 }
@@ -41,10 +41,10 @@ func (f FileStrategy) Strategy() Strategy {
 		Permits: maps.Clone(f.Permits), Rates: maps.Clone(f.Rates), Adaptive: maps.Clone(f.Adaptive), Retries: f.Retries}
 }
 
-// LoadStrategyFile reads a strategy file and checks it against the
+// LoadFile reads a strategy file and checks it against the
 // pipeline it will run: an error names the file, the line and the field.
-func LoadStrategyFile(path string, p *pipeline.Pipeline) (Strategy, error) {
-	var f StrategyFile
+func LoadFile(path string, p *pipeline.Pipeline) (Strategy, error) {
+	var f File
 	root, err := yamlfile.Read(path, &f)
 	if err != nil {
 		return Strategy{}, err

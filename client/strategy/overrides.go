@@ -1,4 +1,4 @@
-package records
+package strategy
 
 import (
 	"maps"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -131,10 +132,10 @@ func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline, given map[st
 		rate       *float64
 		byName     bool
 	}{
-		{"enrichment_permits", Enrichment, o.EnrichmentPermits, nil, hasKey(o.Permits, Enrichment)},
-		{"write_permits", Records, o.WritePermits, nil, hasKey(o.Permits, Records)},
-		{"enrichment_rate", Enrichment, nil, o.EnrichmentRate, hasKey(o.Rates, Enrichment)},
-		{"write_rate", Records, nil, o.WriteRate, hasKey(o.Rates, Records)},
+		{"enrichment_permits", api.Enrichment, o.EnrichmentPermits, nil, hasKey(o.Permits, api.Enrichment)},
+		{"write_permits", api.Records, o.WritePermits, nil, hasKey(o.Permits, api.Records)},
+		{"enrichment_rate", api.Enrichment, nil, o.EnrichmentRate, hasKey(o.Rates, api.Enrichment)},
+		{"write_rate", api.Records, nil, o.WriteRate, hasKey(o.Rates, api.Records)},
 	} {
 		switch {
 		case lab.permits == nil && lab.rate == nil:
@@ -210,13 +211,13 @@ func (o RetryOverrides) apply(r *Retries) *Retries {
 	return out
 }
 
-// DefaultStrategy is the strategy of a run that names none: C4, whose
+// Default is the strategy of a run that names none: C4, whose
 // budgets name the lab's dependencies, or C2 for a pipeline that lacks
 // them (its budgets come by name).
-func DefaultStrategy(p *pipeline.Pipeline) Strategy {
-	s, _ := ParseStrategy("C4")
+func Default(p *pipeline.Pipeline) Strategy {
+	s, _ := Parse("C4")
 	if s.Fits(p) != nil {
-		s, _ = ParseStrategy("C2")
+		s, _ = Parse("C2")
 	}
 	return s
 }

@@ -1,6 +1,12 @@
-package records
+// Package strategy is how a run bounds its work: the records in flight,
+// the budgets that guard each dependency's calls (permits, rates, adaptive
+// limits), and retries; the lab's strategies C1–C6, the overrides of
+// loadlab run's flags, and strategy files (what loadlab advise writes).
+// The records client runs a Strategy; this package only describes one.
+package strategy
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -9,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -33,17 +40,10 @@ type Strategy struct {
 	RecordsInFlight int `json:"records_in_flight"`
 	// SharedPermits is one budget over every outbound call (C3).
 	SharedPermits int `json:"shared_permits,omitempty"`
-	// EnrichPermits and WritePermits are per-dependency budgets (C4).
-	EnrichPermits int `json:"enrichment_permits,omitempty"`
-	WritePermits  int `json:"write_permits,omitempty"`
-	// EnrichRate and WriteRate cap calls per second to each dependency
-	// (0: none), separately from any permits.
-	EnrichRate float64 `json:"enrichment_rate,omitempty"`
-	WriteRate  float64 `json:"write_rate,omitempty"`
 	// Permits and Rates are per-dependency budgets by the pipeline's
-	// dependency names: C4 for any pipeline, and what a strategy file
-	// (loadlab advise) gives. For the lab's enrichment and records they
-	// take the place of the four fields above.
+	// dependency names (C4's are the lab's enrichment and records): the
+	// calls at once, and the calls per lab second (0 or absent: none),
+	// each apart from the other.
 	Permits map[string]int     `json:"permits,omitempty"`
 	Rates   map[string]float64 `json:"rates,omitempty"`
 	// Adaptive gives dependencies an adaptive concurrency limit (AIMD or Vegas) in
@@ -53,9 +53,8 @@ type Strategy struct {
 	Retries *Retries `json:"retries,omitempty"`
 }
 
-// Normalized folds the lab's four enrichment and write fields into Permits
-// and Rates (a key already there wins), so that the strategy's budgets
-// have one source: what loadlab run changes with its flags.
+// Normalized is the strategy with maps of its own for Permits and
+// Rates (empty, not nil), to change without changing s.
 func (s Strategy) Normalized() Strategy {
 	s.Permits, s.Rates = maps.Clone(s.Permits), maps.Clone(s.Rates)
 	if s.Permits == nil {
@@ -64,37 +63,60 @@ func (s Strategy) Normalized() Strategy {
 	if s.Rates == nil {
 		s.Rates = map[string]float64{}
 	}
+	return s
+}
+
+// UnmarshalJSON reads a strategy, and the lab's budgets as results files
+// before per-dependency maps spelled them (enrichment_permits,
+// write_permits, enrichment_rate, write_rate), into Permits and Rates.
+func (s *Strategy) UnmarshalJSON(b []byte) error {
+	type plain Strategy
+	var v struct {
+		plain
+		EnrichPermits int     `json:"enrichment_permits"`
+		WritePermits  int     `json:"write_permits"`
+		EnrichRate    float64 `json:"enrichment_rate"`
+		WriteRate     float64 `json:"write_rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Strategy(v.plain)
 	for _, f := range []struct {
 		dep string
 		n   int
 		r   float64
-	}{{Enrichment, s.EnrichPermits, s.EnrichRate}, {Records, s.WritePermits, s.WriteRate}} {
-		if _, ok := s.Permits[f.dep]; !ok && f.n > 0 {
+	}{{api.Enrichment, v.EnrichPermits, v.EnrichRate}, {api.Records, v.WritePermits, v.WriteRate}} {
+		if _, ok := s.Permits[f.dep]; !ok && f.n != 0 {
+			if s.Permits == nil {
+				s.Permits = map[string]int{}
+			}
 			s.Permits[f.dep] = f.n
 		}
-		if _, ok := s.Rates[f.dep]; !ok && f.r > 0 {
+		if _, ok := s.Rates[f.dep]; !ok && f.r != 0 {
+			if s.Rates == nil {
+				s.Rates = map[string]float64{}
+			}
 			s.Rates[f.dep] = f.r
 		}
 	}
-	s.EnrichPermits, s.WritePermits, s.EnrichRate, s.WriteRate = 0, 0, 0, 0
-	return s
+	return nil
 }
 
 // PermitsFor is the dependency's own permits (0: none).
-func (s Strategy) PermitsFor(dep string) int { return s.Normalized().Permits[dep] }
+func (s Strategy) PermitsFor(dep string) int { return s.Permits[dep] }
 
 // RateFor is the dependency's calls per second (0: no rate limit).
-func (s Strategy) RateFor(dep string) float64 { return s.Normalized().Rates[dep] }
+func (s Strategy) RateFor(dep string) float64 { return s.Rates[dep] }
 
 // Fits says whether every budget of the strategy names a dependency of p:
 // a *field.Error of the budget ("permits.geo", "rates.geo",
 // "adaptive.geo") that does not.
 func (s Strategy) Fits(p *pipeline.Pipeline) error {
-	n := s.Normalized()
 	for _, budget := range []struct {
 		field string
 		deps  []string
-	}{{"permits", slices.Sorted(maps.Keys(n.Permits))}, {"rates", slices.Sorted(maps.Keys(n.Rates))}, {"adaptive", slices.Sorted(maps.Keys(s.Adaptive))}} {
+	}{{"permits", slices.Sorted(maps.Keys(s.Permits))}, {"rates", slices.Sorted(maps.Keys(s.Rates))}, {"adaptive", slices.Sorted(maps.Keys(s.Adaptive))}} {
 		for _, dep := range budget.deps {
 			if p.Dependency(dep) == nil {
 				return field.Errorf(budget.field+"."+dep, "a budget for %q, which pipeline %s (%s) lacks: its dependencies are %s",
@@ -105,7 +127,7 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 	return nil
 }
 
-// ParseStrategy returns the named strategy with its lab parameters:
+// Parse returns the named strategy with its lab parameters:
 //
 //	C1          records in flight = runtime.GOMAXPROCS(0), no dependency limiter
 //	C2          32 records in flight, no dependency limiter
@@ -120,7 +142,7 @@ func (s Strategy) Fits(p *pipeline.Pipeline) error {
 //	sequential  one record at a time
 //	bounded:N   N records in flight
 //	unbounded   every record at once
-func ParseStrategy(name string) (Strategy, error) {
+func Parse(name string) (Strategy, error) {
 	switch strings.ToUpper(name) {
 	case "C1":
 		return Strategy{Name: "C1", RecordsInFlight: RuntimeDefaultInFlight}, nil
@@ -129,15 +151,13 @@ func ParseStrategy(name string) (Strategy, error) {
 	case "C3":
 		return Strategy{Name: "C3", RecordsInFlight: DefaultRecordsInFlight, SharedPermits: DefaultSharedPermits}, nil
 	case "C4":
-		return Strategy{Name: "C4", RecordsInFlight: DefaultRecordsInFlight,
-			EnrichPermits: DefaultEnrichPermits, WritePermits: DefaultWritePermits}, nil
+		return Strategy{Name: "C4", RecordsInFlight: DefaultRecordsInFlight, Permits: labPermits()}, nil
 	case "C5", "C5-AIMD":
 		return Strategy{Name: "C5-aimd", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgAIMD)}, nil
 	case "C5-VEGAS":
 		return Strategy{Name: "C5-vegas", RecordsInFlight: DefaultRecordsInFlight, Adaptive: C5Adaptive(AlgVegas)}, nil
 	case "C6":
-		return Strategy{Name: "C6", RecordsInFlight: DefaultRecordsInFlight,
-			EnrichPermits: DefaultEnrichPermits, WritePermits: DefaultWritePermits, Retries: LabRetries(true)}, nil
+		return Strategy{Name: "C6", RecordsInFlight: DefaultRecordsInFlight, Permits: labPermits(), Retries: LabRetries(true)}, nil
 	case "C2-RETRIES":
 		return Strategy{Name: "C2-retries", RecordsInFlight: DefaultRecordsInFlight, Retries: LabRetries(false)}, nil
 	}
@@ -156,6 +176,11 @@ func ParseStrategy(name string) (Strategy, error) {
 	return Strategy{}, fmt.Errorf("unknown strategy %q (one of %s)", name, strategyNamesForMessage)
 }
 
+// labPermits are C4's budgets: the lab's enrichment and records'.
+func labPermits() map[string]int {
+	return map[string]int{api.Enrichment: DefaultEnrichPermits, api.Records: DefaultWritePermits}
+}
+
 // Validate names the first bad field (a *field.Error: "records_in_flight",
 // "permits.geo", "adaptive.records", "retries", …).
 func (s Strategy) Validate() error {
@@ -164,16 +189,8 @@ func (s Strategy) Validate() error {
 		return field.Errorf("records_in_flight", "%d must be ≥ 1, or 0 for the runtime default, or -1 for unbounded", s.RecordsInFlight)
 	case s.SharedPermits < 0:
 		return field.Errorf("shared_permits", "%d must be ≥ 1 (or 0 for none)", s.SharedPermits)
-	case s.EnrichPermits < 0:
-		return field.Errorf("enrichment_permits", "%d must be ≥ 1 (or 0 for none)", s.EnrichPermits)
-	case s.WritePermits < 0:
-		return field.Errorf("write_permits", "%d must be ≥ 1 (or 0 for none)", s.WritePermits)
-	case s.SharedPermits > 0 && (s.EnrichPermits > 0 || s.WritePermits > 0 || len(s.Permits) > 0):
+	case s.SharedPermits > 0 && len(s.Permits) > 0:
 		return field.Errorf("shared_permits", "a shared budget (%d) excludes per-dependency permits", s.SharedPermits)
-	case s.EnrichRate < 0 || math.IsNaN(s.EnrichRate) || math.IsInf(s.EnrichRate, 0):
-		return field.Errorf("enrichment_rate", "%v must be ≥ 0", s.EnrichRate)
-	case s.WriteRate < 0 || math.IsNaN(s.WriteRate) || math.IsInf(s.WriteRate, 0):
-		return field.Errorf("write_rate", "%v must be ≥ 0", s.WriteRate)
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Permits)) {
 		if s.Permits[dep] < 1 {
@@ -184,7 +201,7 @@ func (s Strategy) Validate() error {
 		if err := s.Adaptive[dep].Validate(); err != nil {
 			return field.Within("adaptive."+dep, err)
 		}
-		if s.SharedPermits > 0 || s.Normalized().Permits[dep] > 0 {
+		if s.SharedPermits > 0 || s.Permits[dep] > 0 {
 			return field.Errorf("adaptive."+dep, "an adaptive limit replaces the dependency's permits: give it no permits and no shared budget")
 		}
 	}
