@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -29,8 +30,17 @@ func run(t *testing.T, m *mocktest.Mock, n int, fs ...faults.Fault) records.Resu
 	cfg := records.DefaultConfig()
 	cfg.Target, cfg.Records, cfg.TimeScale, cfg.CallURLs = m.URL, n, 0.1, p.URLs
 	cfg.RunID = "f" + strings.ReplaceAll(t.Name(), "/", "-") + "-"
-	cfg.Strategy, _ = records.ParseStrategy("sequential")
+	cfg.Strategy, _ = strategy.Parse("sequential")
 	cfg.Reset = true
+	for _, f := range fs {
+		if f.Kind == faults.Latency {
+			// The call timeout far beyond the latency added (2 s real
+			// for 150 ms): a stall of this machine can make a call
+			// slower, and this test is about the latency, not the
+			// timeout (the blackhole's run keeps the lab's 2 lab s).
+			cfg.CallTimeout = 20 * time.Second
+		}
+	}
 	res, err := records.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +119,7 @@ func TestSetChangesFaultsLive(t *testing.T) {
 		rc := records.DefaultConfig()
 		rc.Target, rc.Records, rc.TimeScale, rc.CallURLs = m.URL, 4, 0.1, p.URLs
 		rc.RunID, rc.Reset = "set-"+name+"-", false
-		rc.Strategy, _ = records.ParseStrategy("sequential")
+		rc.Strategy, _ = strategy.Parse("sequential")
 		res, err := records.Run(context.Background(), rc)
 		if err != nil {
 			t.Fatal(err)
