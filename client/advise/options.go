@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -88,7 +89,7 @@ func Execute(o Options, at time.Time) (Report, error) {
 		return Report{}, err
 	}
 	if o.Out != "" {
-		if err := os.WriteFile(o.Out, data, 0o644); err != nil {
+		if err := atomicfile.Write(o.Out, data); err != nil {
 			return Report{}, field.Errorf("out", "%w", err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/loadgen"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // mergeLoad merges the segments of one load into one result at out: the
@@ -47,7 +47,7 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return usageErr("merge: --out: %s is a folder: a merged load is a file", out)
 	}
-	if err := judge.WriteFileAtomic(out, buf.Bytes()); err != nil {
+	if err := atomicfile.Write(out, buf.Bytes()); err != nil {
 		return usageErr("merge: --out: %v", err)
 	}
 	if err := loadgen.WriteResult(stdout, merged); err != nil {

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // Lock is the preregistration record of a hypotheses file.
@@ -170,7 +171,7 @@ func Preregister(hypotheses string, spec Spec, now time.Time) (Lock, error) {
 		l.GitClean = err == nil && tracked
 	}
 	b, _ := json.MarshalIndent(l, "", "  ")
-	if err := os.WriteFile(LockPath(hypotheses), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(LockPath(hypotheses), append(b, '\n')); err != nil {
 		return Lock{}, fmt.Errorf("preregister: %w", err)
 	}
 	return l, nil

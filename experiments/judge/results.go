@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
@@ -24,6 +23,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // RunRecord is one client run of one cell.
@@ -161,35 +161,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
-}
-
-// WriteFileAtomic writes b to path whole or not at all: into a file
-// beside it, synced, then renamed over it. A full device or a crash
-// leaves the file that was there.
-func WriteFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // maxResultsBytes bounds what ReadResults reads.

@@ -2,10 +2,10 @@ package report
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // writeAnswer writes the experiment's answer as image files to show
@@ -34,7 +34,7 @@ func writeAnswer(dir string, r *judge.Results) error {
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(dir, c.file+cpu.Name+".svg"), []byte(s), 0o644); err != nil {
+			if err := atomicfile.Write(filepath.Join(dir, c.file+cpu.Name+".svg"), []byte(s)); err != nil {
 				return err
 			}
 		}

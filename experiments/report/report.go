@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // WriteOutputs writes results.json, report.md and report.html into dir.
@@ -33,14 +34,14 @@ func WriteOutputs(dir string, res *judge.Results) error {
 func WriteReports(dir string, res *judge.Results) error {
 	var md bytes.Buffer
 	WriteMarkdown(&md, res)
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
 		return err
 	}
 	var page bytes.Buffer
 	if err := WriteHTML(&page, res); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.html"), page.Bytes()); err != nil {
 		return err
 	}
 	return writeAnswer(dir, res)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // Name is the log's file name in a results folder.
@@ -125,7 +126,7 @@ func (w *Writer) Begin(res *judge.Results) error {
 		if err := os.Rename(tmp, w.Path()); err != nil {
 			return err
 		}
-		return syncDir(w.dir)
+		return atomicfile.SyncDir(w.dir)
 	}
 	f, err := os.OpenFile(w.Path(), os.O_WRONLY, 0o644)
 	if err != nil {
@@ -183,14 +184,4 @@ func (w *Writer) write(l line) error {
 		return fmt.Errorf("%s: %w", w.Path(), err)
 	}
 	return nil
-}
-
-// syncDir makes a file just created in dir survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

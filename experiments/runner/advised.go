@@ -16,6 +16,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -205,7 +206,7 @@ func (ex *execution) writeAdvised(advised map[string]*judge.AdvisedStrategy) (cl
 		data, err := yaml.Marshal(strategy.File{Strategy: a.Strategy})
 		if err == nil {
 			files[sc] = filepath.Join(dir, sc+".yaml")
-			err = os.WriteFile(files[sc], data, 0o644)
+			err = atomicfile.Write(files[sc], data)
 		}
 		if err != nil {
 			cleanup()
