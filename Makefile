@@ -64,7 +64,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -count=1 -run 'TestNoDevelopmentProcessWords' .
+	$(GO) test -count=1 -run 'TestNoDevelopmentProcessWords' ./deploy/repocheck
 
 # Packages whose tests keep time on a fake clock (testing/synctest, the
 # real client and the real mock service over an in-memory network) or take
@@ -76,12 +76,12 @@ lint:
 # processes, containers, the browser), each with a tolerance derived from
 # what it measures. No test runs twice (deploy/run-tests.sh --help;
 # LANES=1 in the environment runs the second group one at a time). A new
-# package joins the second group unless listed here ("." is the module's
-# root: the layout and size tests).
-PARALLEL_PKGS := . budgets client/advise client/cpulimit client/pipeline client/probe \
+# package joins the second group unless listed here (deploy/repocheck: the
+# repository's layout, size and word checks).
+PARALLEL_PKGS := budgets client/advise client/cpulimit client/pipeline client/probe \
 	client/records client/sendpool client/split client/threshold client/transport cmd/internal/cli \
 	experiments/compare experiments/design experiments/judge experiments/models experiments/plan experiments/report \
-	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/yamlfile
+	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/yamlfile deploy/repocheck
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a
 # goroutine that is ending.

@@ -1,7 +1,9 @@
-// The layout's rules and the map of it, checked against the code: which
-// folder may import which, and ARCHITECTURE.md's import column against
-// `go list`. The size rules are in size_test.go.
-package loadlab_test
+// Package repocheck holds the repository's own checks, tests only: the
+// layout's rules and the map of it (this file: which folder may import
+// which, and ARCHITECTURE.md's import column against `go list`), the size
+// limits (size_test.go) and the product's words (words_test.go). They
+// run from the module's root, whatever folder go test starts them in.
+package repocheck_test
 
 import (
 	"bufio"
@@ -17,6 +19,30 @@ import (
 )
 
 const module = "github.com/loadlab/loadlab"
+
+// TestMain runs the checks from the module's root: the folder above that
+// holds go.mod.
+func TestMain(m *testing.M) {
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+			break
+		}
+		if up := filepath.Dir(dir); up != dir {
+			dir = up
+		} else {
+			err = fmt.Errorf("no go.mod above %s", dir)
+		}
+	}
+	if err == nil {
+		err = os.Chdir(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "repocheck:", err)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
 
 // rank orders the top-level folders: a package may import only packages
 // of its own rank or below. cmd/ composes everything; experiments/ runs

@@ -1,4 +1,4 @@
-package loadlab_test
+package repocheck_test
 
 import (
 	"go/ast"
