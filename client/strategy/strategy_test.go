@@ -3,6 +3,7 @@ package strategy
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -75,5 +76,25 @@ func TestOlderResultsStillRead(t *testing.T) {
 	var back Strategy
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c6) {
 		t.Errorf("%s read back as %+v (%v), want %+v", b, back, err, c6)
+	}
+}
+
+// --adaptive's text: AIMD by default, Vegas by name, off removes a
+// dependency's limit; an error names the dependency and the part.
+func TestParseAdaptive(t *testing.T) {
+	got, err := ParseAdaptive("records=1:6:12, enrichment=vegas:1:24:64:3:6:1:50, geo=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, e := got["records"], got["enrichment"]
+	if r == nil || r.AIMD == nil || r.AIMD.Floor != 1 || r.AIMD.Initial != 6 || r.AIMD.Ceiling != 12 ||
+		e == nil || e.Vegas == nil || e.Vegas.Alpha != 3 || e.Vegas.Window != 50 || got["geo"] != nil || len(got) != 3 {
+		t.Errorf("parsed %+v", got)
+	}
+	for text, want := range map[string]string{"records": `"records" is not dep=`, "records=1:x:12": "records: aimd.initial: \"x\" is not a whole number",
+		"records=vegas:1:2": "records: vegas: give FLOOR:INITIAL:CEILING"} {
+		if _, err := ParseAdaptive(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.pipelineFile, "pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nclient/pipeline/lab.yaml)")
 	fs.StringVar(&o.strategyFile, "strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	fs.StringVar(&o.faultsFile, "faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
-	fs.StringVar(&o.adaptive, "adaptive", "", adaptiveUsage)
+	fs.StringVar(&o.adaptive, "adaptive", "", strategy.AdaptiveUsage)
 	o.retries = retryFlags(fs)
 	fs.StringVar(&o.permits, "permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	fs.StringVar(&o.rates, "rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
@@ -285,7 +285,12 @@ func (o *runOptions) overrides() (strategy.Overrides, error) {
 		errs = append(errs, cli.ParsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
 	}
 	if o.adaptive != "" {
-		errs = append(errs, parseAdaptive(o.adaptive, &over))
+		a, err := strategy.ParseAdaptive(o.adaptive)
+		if err != nil {
+			err = fmt.Errorf("--adaptive: %w", err)
+		}
+		over.Adaptive = a
+		errs = append(errs, err)
 	}
 	r, err := o.retries.overrides(o.given)
 	over.Retries = r
