@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -250,51 +248,6 @@ func examplePermits(p *pipeline.Pipeline) string {
 		kv = append(kv, d.Name+"=N")
 	}
 	return strings.Join(kv, ",")
-}
-
-// overrides are the strategy flags given, as the records package takes
-// them.
-func (o *runOptions) overrides() (strategy.Overrides, error) {
-	var over strategy.Overrides
-	set := map[string]func(){
-		"records-in-flight":  func() { over.RecordsInFlight = &o.inFlight },
-		"shared-permits":     func() { over.SharedPermits = &o.shared },
-		"enrichment-permits": func() { over.EnrichmentPermits = &o.enrichPermits },
-		"write-permits":      func() { over.WritePermits = &o.writePerms },
-		"enrichment-rate":    func() { over.EnrichmentRate = &o.enrichRate },
-		"write-rate":         func() { over.WriteRate = &o.writeRate },
-	}
-	for name, f := range set {
-		if o.given[name] {
-			f()
-		}
-	}
-	var errs []error
-	if o.given["permits"] {
-		over.Permits = map[string]int{}
-		errs = append(errs, cli.ParsePairs("permits", o.permits, func(k string, v float64) error {
-			if v != math.Trunc(v) || v < 0 {
-				return fmt.Errorf("%v is not a whole number ≥ 0", v)
-			}
-			over.Permits[k] = int(v)
-			return nil
-		}))
-	}
-	if o.given["rates"] {
-		over.Rates = map[string]float64{}
-		errs = append(errs, cli.ParsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
-	}
-	if o.adaptive != "" {
-		a, err := strategy.ParseAdaptive(o.adaptive)
-		if err != nil {
-			err = fmt.Errorf("--adaptive: %w", err)
-		}
-		over.Adaptive = a
-		errs = append(errs, err)
-	}
-	r, err := o.retries.overrides(o.given)
-	over.Retries = r
-	return over, errors.Join(append(errs, err)...)
 }
 
 // report prints the result (as JSON with --json), an overload first, and

@@ -1,14 +1,62 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 )
+
+// overrides are the strategy flags given, as the strategy package takes
+// them.
+func (o *runOptions) overrides() (strategy.Overrides, error) {
+	var over strategy.Overrides
+	set := map[string]func(){
+		"records-in-flight":  func() { over.RecordsInFlight = &o.inFlight },
+		"shared-permits":     func() { over.SharedPermits = &o.shared },
+		"enrichment-permits": func() { over.EnrichmentPermits = &o.enrichPermits },
+		"write-permits":      func() { over.WritePermits = &o.writePerms },
+		"enrichment-rate":    func() { over.EnrichmentRate = &o.enrichRate },
+		"write-rate":         func() { over.WriteRate = &o.writeRate },
+	}
+	for name, f := range set {
+		if o.given[name] {
+			f()
+		}
+	}
+	var errs []error
+	if o.given["permits"] {
+		over.Permits = map[string]int{}
+		errs = append(errs, cli.ParsePairs("permits", o.permits, func(k string, v float64) error {
+			if v != math.Trunc(v) || v < 0 {
+				return fmt.Errorf("%v is not a whole number ≥ 0", v)
+			}
+			over.Permits[k] = int(v)
+			return nil
+		}))
+	}
+	if o.given["rates"] {
+		over.Rates = map[string]float64{}
+		errs = append(errs, cli.ParsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
+	}
+	if o.adaptive != "" {
+		a, err := strategy.ParseAdaptive(o.adaptive)
+		if err != nil {
+			err = fmt.Errorf("--adaptive: %w", err)
+		}
+		over.Adaptive = a
+		errs = append(errs, err)
+	}
+	r, err := o.retries.overrides(o.given)
+	over.Retries = r
+	return over, errors.Join(append(errs, err)...)
+}
 
 // retryFlagValues are loadlab run's retry flags, applied over the
 // strategy's retries.
