@@ -6,6 +6,19 @@ import (
 	"github.com/loadlab/loadlab/budgets"
 )
 
+// Sample is the client's in-flight state at one moment of a run.
+type Sample struct {
+	// T is lab seconds since the run started (real seconds / time scale).
+	T          float64 `json:"t"`
+	Enrichment int     `json:"enrichment"`
+	Records    int     `json:"records"`
+	InFlight   int     `json:"records_in_flight"`
+	// Calls is the calls in flight to a pipeline's other dependencies.
+	Calls map[string]int `json:"calls_in_flight,omitempty"`
+	// Limits is each adaptive limit (C5) at the moment, by dependency.
+	Limits map[string]int `json:"limits,omitempty"`
+}
+
 // sample records calls and records in flight every cfg.SampleInterval until
 // the returned stop is called; stop returns the samples. With no interval
 // it records nothing.

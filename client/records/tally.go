@@ -205,3 +205,70 @@ func (p *phaseTally) percentiles() Percentiles {
 	}
 	return Percentiles{P50: q(0.5), P95: q(0.95), P99: q(0.99), Max: p.maxMs}
 }
+
+// fill sets the result's records, states and, for a time-bounded run, its
+// phases and seconds, from the tally of a run that began begun records and
+// lasted elapsed (real time).
+func (t *tally) fill(res *Result, cfg Config, begun int, elapsed time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	res.Records, res.NotStarted = cfg.Records, cfg.Records-begun
+	if cfg.Duration > 0 { // records that never began for want of time are not records
+		res.Records, res.NotStarted = begun, 0
+	}
+	res.Complete, res.Incomplete = t.states[Complete], t.states[Incomplete]
+	res.WriteRejected, res.StepRejected, res.Failed = t.states[WriteRejected], t.states[StepRejected], t.states[Failed]
+	res.WriteUnknown, res.Interrupted = t.states[WriteUnknown], t.states[Interrupted]
+	res.PeakRecordsInFlight, res.UnknownWrites = t.peak, t.unknown
+	if res.UnknownWrites == nil {
+		res.UnknownWrites = []string{}
+	}
+	if cfg.Duration <= 0 {
+		return
+	}
+	res.DurationLimit = cfg.Duration.Seconds()
+	res.RecordsCapReached = begun == cfg.Records
+	// The run's span in lab seconds: its duration and drain, or up to its
+	// end when it ended early.
+	span := min(elapsed.Seconds()/cfg.TimeScale, res.DurationLimit)
+	if t.lastEnd >= res.DurationLimit {
+		span = t.lastEnd
+	}
+	n := max(int(math.Ceil(span)), len(t.seconds))
+	res.PerSecond = make([]SecondCounts, n)
+	for i := range res.PerSecond {
+		if i < len(t.seconds) {
+			res.PerSecond[i] = t.seconds[i]
+		}
+		res.PerSecond[i].T = i
+	}
+	if len(cfg.Phases) == 0 {
+		return
+	}
+	for k, p := range t.phases {
+		var pr PhaseResult
+		switch {
+		case k < len(cfg.Phases):
+			pr = PhaseResult{Name: cfg.Phases[k].Name, End: t.ends[k]}
+			if k > 0 {
+				pr.Start = t.ends[k-1]
+			}
+			pr.End = max(pr.Start, min(pr.End, span))
+		case p.ended > 0: // drain: records that ended after the last phase
+			pr = PhaseResult{Name: DrainPhase, Start: res.DurationLimit, End: t.lastEnd}
+		default:
+			continue
+		}
+		pr.Begun, pr.Ended, pr.Accepted, pr.WriteRejections = p.begun, p.ended, p.accepted, p.rejections
+		pr.PeakConcurrentWrites, pr.States, pr.LatencyMs = p.peakWrites, map[State]int{}, p.percentiles()
+		for _, s := range States {
+			if s != NotStarted {
+				pr.States[s] = p.states[s]
+			}
+		}
+		if d := pr.End - pr.Start; d > 0 {
+			pr.AcceptedPerLabSecond = float64(pr.Accepted) / d
+		}
+		res.Phases = append(res.Phases, pr)
+	}
+}
