@@ -33,14 +33,11 @@ func enterMockProcess() {
 		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
 		os.Exit(exitUsage)
 	}
-	fmt.Println(url)
-	// What the store replayed: the runner logs it with a restart.
 	r := svc.Replayed
-	torn := ""
-	if r.TornEnd {
-		torn = "; a torn last line (an append cut short, never acknowledged) was ignored"
+	if err := (runner.MockReady{URL: url, Store: r.Path, Writes: r.Writes, TornEnd: r.TornEnd}).Write(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
+		os.Exit(exitFailed)
 	}
-	fmt.Printf("store %s: %d accepted writes replayed%s\n", r.Path, r.Writes, torn)
 	<-ctx.Done()
 	if err := stopMock(); err != nil {
 		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,8 @@ import (
 
 // EnvMockProcess, when set in a loadlab binary's environment, makes it
 // serve a mock service with the configuration the variable holds (JSON)
-// instead of running a command, and print its base URL on the first line
-// of its standard output: the experiment's mock service as a process of
+// instead of running a command, and print its MockReady as the first
+// line of its standard output: the experiment's mock service as a process of
 // its own, which the runner can kill and start again.
 const EnvMockProcess = "LOADLAB_MOCK_PROCESS_CONFIG"
 
@@ -112,14 +113,12 @@ func (m *MockProcess) start(seed uint32) error {
 		return fmt.Errorf("mock process: %w", err)
 	}
 	exited := make(chan struct{})
-	lines := make(chan [2]string, 1)
+	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
-		var first [2]string
-		for i := range first {
-			if sc.Scan() {
-				first[i] = sc.Text()
-			}
+		first := ""
+		if sc.Scan() {
+			first = sc.Text()
 		}
 		lines <- first
 		// Keep the pipe drained to its end, then wait: os/exec closes the
@@ -130,13 +129,14 @@ func (m *MockProcess) start(seed uint32) error {
 	}()
 	select {
 	case first := <-lines:
-		if !strings.HasPrefix(first[0], "http://") {
+		ready, err := readMockReady(first)
+		if err != nil {
 			_ = cmd.Process.Kill()
 			<-exited
-			return fmt.Errorf("mock process did not start: %s", strings.TrimSpace(stderr.String()))
+			return fmt.Errorf("mock process did not start: %s", cmp.Or(strings.TrimSpace(stderr.String()), err.Error()))
 		}
 		m.mu.Lock()
-		m.cmd, m.exited, m.URL, m.Replayed = cmd, exited, first[0], first[1]
+		m.cmd, m.exited, m.URL, m.Replayed = cmd, exited, ready.URL, ready.Replayed()
 		m.mu.Unlock()
 		return nil
 	case <-time.After(30 * time.Second):
