@@ -42,7 +42,9 @@ var runFlags = field.Names{
 type runOptions struct {
 	cfg                                         records.Config
 	strategy, strategyFile, pipelineFile        string
-	faultsFile, adaptive, permits, rates        string
+	faultsFile                                  string
+	permits, rates                              cli.Pairs
+	adaptive                                    adaptiveFlag
 	phases, startAt, callURLs, metricsAddr, ui  string
 	uiKeep                                      bool
 	inFlight, shared, enrichPermits, writePerms int
@@ -64,10 +66,11 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.pipelineFile, "pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nclient/pipeline/lab.yaml)")
 	fs.StringVar(&o.strategyFile, "strategy-file", "", "a strategy file (what loadlab advise writes); replaces --strategy")
 	fs.StringVar(&o.faultsFile, "faults", "", "a faults file: network faults (latency, bandwidth, reset, blackhole, slow_close) between\nthe client and each dependency, through an in-process proxy per dependency")
-	fs.StringVar(&o.adaptive, "adaptive", "", strategy.AdaptiveUsage)
+	fs.Var(&o.adaptive, "adaptive", strategy.AdaptiveUsage)
 	o.retries = retryFlags(fs)
-	fs.StringVar(&o.permits, "permits", "", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
-	fs.StringVar(&o.rates, "rates", "", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
+	o.permits.Check = wholePermits
+	fs.Var(&o.permits, "permits", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
+	fs.Var(&o.rates, "rates", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
 	fs.IntVar(&o.cfg.Records, "records", o.cfg.Records, "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
 	fs.Float64Var(&o.cfg.TimeScale, "time-scale", o.cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&o.cfg.CallTimeout, "call-timeout", o.cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
@@ -186,13 +189,13 @@ func (o *runOptions) config() (records.Config, error) {
 		}
 	case o.given["strategy"]:
 		s, err = strategy.Parse(o.strategy)
-		if err == nil && s.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+		if err == nil && s.Fits(p) != nil && o.permits.M == nil && !o.given["shared-permits"] {
 			return cfg, usageErr("run: --strategy %s: its budgets are the lab's, for enrichment and records; pipeline %s has %s: "+
 				"give budgets for those with --permits %s, or run the strategy file loadlab advise writes (--strategy-file)",
 				o.strategy, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
 		}
 	default:
-		if c4, _ := strategy.Parse("C4"); c4.Fits(p) != nil && !o.given["permits"] && !o.given["shared-permits"] {
+		if c4, _ := strategy.Parse("C4"); c4.Fits(p) != nil && o.permits.M == nil && !o.given["shared-permits"] {
 			return cfg, usageErr("run: --pipeline %s: which strategy? Nothing bounds the calls to your services unless you say how: "+
 				"probe each dependency and let advise size the budgets (loadlab probe --target URL --json > DEP.json, once per dependency; "+
 				"loadlab advise --pipeline %[1]s --probe DEP=DEP.json ... --out advised.yaml), then --strategy-file advised.yaml; "+

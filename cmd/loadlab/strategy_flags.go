@@ -1,16 +1,15 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/strategy"
-	"github.com/loadlab/loadlab/cmd/internal/cli"
 )
 
 // overrides are the strategy flags given, as the strategy package takes
@@ -30,32 +29,52 @@ func (o *runOptions) overrides() (strategy.Overrides, error) {
 			f()
 		}
 	}
-	var errs []error
-	if o.given["permits"] {
+	if o.permits.M != nil {
 		over.Permits = map[string]int{}
-		errs = append(errs, cli.ParsePairs("permits", o.permits, func(k string, v float64) error {
-			if v != math.Trunc(v) || v < 0 {
-				return fmt.Errorf("%v is not a whole number ≥ 0", v)
-			}
+		for k, v := range o.permits.M {
 			over.Permits[k] = int(v)
-			return nil
-		}))
-	}
-	if o.given["rates"] {
-		over.Rates = map[string]float64{}
-		errs = append(errs, cli.ParsePairs("rates", o.rates, func(k string, v float64) error { over.Rates[k] = v; return nil }))
-	}
-	if o.adaptive != "" {
-		a, err := strategy.ParseAdaptive(o.adaptive)
-		if err != nil {
-			err = fmt.Errorf("--adaptive: %w", err)
 		}
-		over.Adaptive = a
-		errs = append(errs, err)
 	}
+	if o.rates.M != nil {
+		over.Rates = maps.Clone(o.rates.M)
+	}
+	over.Adaptive = o.adaptive.limits
 	r, err := o.retries.overrides(o.given)
 	over.Retries = r
-	return over, errors.Join(append(errs, err)...)
+	return over, err
+}
+
+// wholePermits refuses --permits' numbers that are not whole and ≥ 0.
+func wholePermits(_ string, v float64) error {
+	if v != math.Trunc(v) || v < 0 {
+		return fmt.Errorf("%v is not a whole number ≥ 0", v)
+	}
+	return nil
+}
+
+// adaptiveFlag is --adaptive (strategy.AdaptiveUsage): the limits by
+// dependency, nil until given; a flag given again adds its dependencies.
+type adaptiveFlag struct {
+	limits map[string]*strategy.AdaptiveLimit
+	text   []string
+}
+
+func (a *adaptiveFlag) String() string { return strings.Join(a.text, ",") }
+
+// TakesText marks the flag as cli.Text.
+func (*adaptiveFlag) TakesText() {}
+
+func (a *adaptiveFlag) Set(text string) error {
+	m, err := strategy.ParseAdaptive(text)
+	if err != nil {
+		return err
+	}
+	if a.limits == nil {
+		a.limits = map[string]*strategy.AdaptiveLimit{}
+	}
+	maps.Copy(a.limits, m)
+	a.text = append(a.text, text)
+	return nil
 }
 
 // retryFlagValues are loadlab run's retry flags, applied over the

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,7 +79,7 @@ func NewFlagSet(name, synopsis string, stdout io.Writer, groups ...Group) (*flag
 			return err
 		}
 		if err != nil {
-			return UsageErr("%s: %v%s", name, err, flagHint(fs, err))
+			return UsageErr("%s: %v%s", name, textFlagError(fs, err), flagHint(fs, err))
 		}
 		if fs.NArg() > 0 {
 			return UsageErr("%s: unexpected argument %q", name, fs.Arg(0))
@@ -114,7 +116,12 @@ func printFlags(w io.Writer, fs *flag.FlagSet, groups []Group) {
 		sub := flag.NewFlagSet(g.Name, flag.ContinueOnError)
 		sub.SetOutput(w)
 		for _, n := range g.Flags {
-			if f := fs.Lookup(n); f != nil {
+			f := fs.Lookup(n)
+			switch {
+			case f == nil:
+			case isText(f.Value):
+				sub.String(f.Name, f.DefValue, f.Usage)
+			default:
 				sub.Var(f.Value, f.Name, f.Usage)
 				sub.Lookup(f.Name).DefValue = f.DefValue
 			}
@@ -123,6 +130,36 @@ func printFlags(w io.Writer, fs *flag.FlagSet, groups []Group) {
 		sub.PrintDefaults()
 		fmt.Fprintln(w)
 	}
+}
+
+// Text is a flag.Value that takes text of its own form (Pairs, --adaptive's
+// specs): help shows it as "string", not flag's "value".
+type Text interface {
+	flag.Value
+	TakesText()
+}
+
+// textFlagError is flag's "invalid value V for flag -NAME: WHY" as
+// "--NAME: WHY" when NAME is a Text flag, whose WHY names the value
+// already (as the errors found after parsing name their flag); err as it
+// is otherwise.
+func textFlagError(fs *flag.FlagSet, err error) error {
+	m := invalidValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	if f := fs.Lookup(m[1]); f == nil || !isText(f.Value) {
+		return err
+	}
+	return fmt.Errorf("--%s: %s", m[1], m[2])
+}
+
+// invalidValue is how package flag words a value that Set refused.
+var invalidValue = regexp.MustCompile(`(?s)^invalid value ".*" for flag -([\w-]+): (.*)$`)
+
+func isText(v flag.Value) bool {
+	_, ok := v.(Text)
+	return ok
 }
 
 // flagHint is "; did you mean --records?" for a flag fs lacks that is a
@@ -164,17 +201,46 @@ func Suggest(name string, commands []string) string {
 	return ""
 }
 
-// ParsePairs reads a flag of name=value pairs, comma-separated.
-func ParsePairs(flagName, text string, set func(name string, v float64) error) error {
+// Pairs is a flag.Value of name=number pairs, comma-separated (e.g.
+// --permits geo=8,ledger=6): M is nil until the flag is given, and a
+// flag given again adds its pairs, key by key. Check, when set, refuses a
+// number for its name.
+type Pairs struct {
+	M     map[string]float64
+	Check func(name string, v float64) error
+}
+
+func (p *Pairs) String() string {
+	if p == nil || p.M == nil {
+		return ""
+	}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(p.M)) {
+		kv = append(kv, k+"="+strconv.FormatFloat(p.M[k], 'g', -1, 64))
+	}
+	return strings.Join(kv, ",")
+}
+
+// TakesText marks Pairs as Text.
+func (*Pairs) TakesText() {}
+
+// Set reads text's pairs into M; an error names the pair or the name.
+func (p *Pairs) Set(text string) error {
+	if p.M == nil {
+		p.M = map[string]float64{}
+	}
 	for _, kv := range strings.Split(text, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		x, err := strconv.ParseFloat(v, 64)
 		if !ok || k == "" || err != nil {
-			return fmt.Errorf("--%s: %q is not name=number", flagName, kv)
+			return fmt.Errorf("%q is not name=number", kv)
 		}
-		if err := set(k, x); err != nil {
-			return fmt.Errorf("--%s: %s: %v", flagName, k, err)
+		if p.Check != nil {
+			if err := p.Check(k, x); err != nil {
+				return fmt.Errorf("%s: %v", k, err)
+			}
 		}
+		p.M[k] = x
 	}
 	return nil
 }

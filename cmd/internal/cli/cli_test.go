@@ -37,3 +37,39 @@ func TestFlagSetGroupsAndHints(t *testing.T) {
 		t.Error("good URLs refused")
 	}
 }
+
+// A pairs flag is nil until given, adds key by key when given again, is
+// shown in help as a string, and its refusals name the flag, not the
+// flag package's "invalid value … for flag -permits".
+func TestPairsFlag(t *testing.T) {
+	var out bytes.Buffer
+	fs, parse := NewFlagSet("run", "Runs.", &out)
+	p := Pairs{Check: func(_ string, v float64) error {
+		if v < 0 {
+			return errors.New("must be ≥ 0")
+		}
+		return nil
+	}}
+	fs.Var(&p, "permits", "permits by name")
+	if p.M != nil {
+		t.Fatalf("before parsing: %v", p.M)
+	}
+	if err := parse([]string{"--permits", "geo=8,ledger=6", "--permits", "geo=2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.M) != 2 || p.M["geo"] != 2 || p.M["ledger"] != 6 || p.String() != "geo=2,ledger=6" {
+		t.Errorf("parsed %v (%s); want geo=2,ledger=6", p.M, p.String())
+	}
+	for arg, want := range map[string]string{"geo": `run: --permits: "geo" is not name=number`, "geo=-1": "run: --permits: geo: must be ≥ 0"} {
+		fs, parse := NewFlagSet("run", "Runs.", &out)
+		fs.Var(&Pairs{Check: p.Check}, "permits", "permits by name")
+		if err := parse([]string{"--permits", arg}); err == nil || err.Error() != want {
+			t.Errorf("--permits %s: %v, want %q", arg, err, want)
+		}
+	}
+	out.Reset()
+	_ = parse([]string{"--help"})
+	if !strings.Contains(out.String(), "  -permits string\n") {
+		t.Errorf("help:\n%s\nwant -permits shown as a string", out.String())
+	}
+}
