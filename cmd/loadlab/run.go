@@ -49,7 +49,7 @@ type runOptions struct {
 	uiKeep                                      bool
 	inFlight, shared, enrichPermits, writePerms int
 	enrichRate, writeRate                       float64
-	retries                                     retryFlagValues
+	retries                                     *retryFlagValues
 	asJSON                                      bool
 	thresholds                                  threshold.Flag
 	// given holds the names of the flags given.
@@ -207,11 +207,7 @@ func (o *runOptions) config() (records.Config, error) {
 	if err != nil {
 		return cfg, usageErr("run: %v", err)
 	}
-	over, err := o.overrides()
-	if err != nil {
-		return cfg, usageErr("run: %v", err)
-	}
-	if cfg.Strategy, err = s.With(over, p); err != nil {
+	if cfg.Strategy, err = s.With(o.overrides(), p); err != nil {
 		return cfg, usageErr("run: %v", runFlags.Rename(err))
 	}
 	if err := o.timeFlags(&cfg); err != nil {

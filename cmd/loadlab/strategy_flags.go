@@ -13,8 +13,9 @@ import (
 )
 
 // overrides are the strategy flags given, as the strategy package takes
-// them.
-func (o *runOptions) overrides() (strategy.Overrides, error) {
+// them (each parsed already, as its flag was; Strategy.With checks them
+// against the strategy and the pipeline).
+func (o *runOptions) overrides() strategy.Overrides {
 	var over strategy.Overrides
 	set := map[string]func(){
 		"records-in-flight":  func() { over.RecordsInFlight = &o.inFlight },
@@ -39,9 +40,8 @@ func (o *runOptions) overrides() (strategy.Overrides, error) {
 		over.Rates = maps.Clone(o.rates.M)
 	}
 	over.Adaptive = o.adaptive.limits
-	r, err := o.retries.overrides(o.given)
-	over.Retries = r
-	return over, err
+	over.Retries = o.retries.overrides(o.given)
+	return over
 }
 
 // wholePermits refuses --permits' numbers that are not whole and ≥ 0.
@@ -80,48 +80,79 @@ func (a *adaptiveFlag) Set(text string) error {
 // retryFlagValues are loadlab run's retry flags, applied over the
 // strategy's retries.
 type retryFlagValues struct {
-	attempts       *int
-	backoff, quota *string
+	attempts *int
+	backoff  backoffFlag
+	budget   retryBudgetFlag
 }
 
-func retryFlags(fs *flag.FlagSet) retryFlagValues {
-	return retryFlagValues{
-		attempts: fs.Int("retries", 0, "attempts per call, the first included (1: no retry): a failed call (503/429, call timeout,\n"+
-			"transport error; not a permit or rate timeout) is tried again after a full-jitter backoff; writes keep\n"+
-			"their record id. C6 is C4 with 3 attempts and a retry budget, C2-retries C2 with 3 and none"),
-		backoff: fs.String("retry-backoff", "", "BASE:MAX lab durations of the full-jitter backoff: the wait before retry n is uniform in\n"+
-			"[0, min(MAX, BASE × 2^(n-1))] (default 25ms:1s)"),
-		quota: fs.String("retry-budget", "", "RATIO:MIN_PER_SECOND[:TTL] a retry budget per dependency (Finagle's): each first attempt\n"+
-			"deposits RATIO (in [0, 1]) of a token for TTL (lab, default 10s), each retry takes one, with a reserve of\n"+
-			"MIN_PER_SECOND retries per lab second; off: none (C6: 0.2:2:10s)"),
-	}
+func retryFlags(fs *flag.FlagSet) *retryFlagValues {
+	f := &retryFlagValues{}
+	f.attempts = fs.Int("retries", 0, "attempts per call, the first included (1: no retry): a failed call (503/429, call timeout,\n"+
+		"transport error; not a permit or rate timeout) is tried again after a full-jitter backoff; writes keep\n"+
+		"their record id. C6 is C4 with 3 attempts and a retry budget, C2-retries C2 with 3 and none")
+	fs.Var(&f.backoff, "retry-backoff", "BASE:MAX lab durations of the full-jitter backoff: the wait before retry n is uniform in\n"+
+		"[0, min(MAX, BASE × 2^(n-1))] (default 25ms:1s)")
+	fs.Var(&f.budget, "retry-budget", "RATIO:MIN_PER_SECOND[:TTL] a retry budget per dependency (Finagle's): each first attempt\n"+
+		"deposits RATIO (in [0, 1]) of a token for TTL (lab, default 10s), each retry takes one, with a reserve of\n"+
+		"MIN_PER_SECOND retries per lab second; off: none (C6: 0.2:2:10s)")
+	return f
 }
 
-// overrides are the retry flags given, as the records package takes them
-// (nil when none was given).
-func (f retryFlagValues) overrides(given map[string]bool) (*strategy.RetryOverrides, error) {
-	if !given["retries"] && !given["retry-backoff"] && !given["retry-budget"] {
-		return nil, nil
+// overrides are the retry flags given, as the strategy package takes them
+// (nil when none was given; --retries is known given by given).
+func (f *retryFlagValues) overrides(given map[string]bool) *strategy.RetryOverrides {
+	if !given["retries"] && f.backoff.text == "" && f.budget.text == "" {
+		return nil
 	}
-	o := &strategy.RetryOverrides{}
+	o := &strategy.RetryOverrides{Budget: f.budget.b, NoBudget: f.budget.text != "" && f.budget.b == nil}
 	if given["retries"] {
 		o.Attempts = f.attempts
 	}
-	if given["retry-backoff"] {
-		base, maxB, ok := strings.Cut(*f.backoff, ":")
-		b, err := time.ParseDuration(base)
-		m, err2 := time.ParseDuration(maxB)
-		if err != nil || err2 != nil || !ok {
-			return nil, fmt.Errorf("--retry-backoff: %q is not BASE:MAX (durations, e.g. 25ms:1s)", *f.backoff)
-		}
-		o.BaseBackoff, o.MaxBackoff = &b, &m
+	if f.backoff.text != "" {
+		o.BaseBackoff, o.MaxBackoff = &f.backoff.base, &f.backoff.max
 	}
-	if given["retry-budget"] {
-		b, err := budgets.ParseRetryBudget(*f.quota, strategy.DefaultRetryBudgetTTL)
-		if err != nil {
-			return nil, fmt.Errorf("--retry-budget: %w", err)
-		}
-		o.Budget, o.NoBudget = b, b == nil
+	return o
+}
+
+// backoffFlag is --retry-backoff BASE:MAX.
+type backoffFlag struct {
+	base, max time.Duration
+	text      string
+}
+
+func (b *backoffFlag) String() string { return b.text }
+
+// TakesText marks the flag as cli.Text.
+func (*backoffFlag) TakesText() {}
+
+func (b *backoffFlag) Set(text string) error {
+	base, maxB, ok := strings.Cut(text, ":")
+	x, err := time.ParseDuration(base)
+	y, err2 := time.ParseDuration(maxB)
+	if err != nil || err2 != nil || !ok {
+		return fmt.Errorf("%q is not BASE:MAX (durations, e.g. 25ms:1s)", text)
 	}
-	return o, nil
+	b.base, b.max, b.text = x, y, text
+	return nil
+}
+
+// retryBudgetFlag is --retry-budget RATIO:MIN_PER_SECOND[:TTL], or off (b
+// nil, text given).
+type retryBudgetFlag struct {
+	b    *budgets.RetryBudgetConfig
+	text string
+}
+
+func (r *retryBudgetFlag) String() string { return r.text }
+
+// TakesText marks the flag as cli.Text.
+func (*retryBudgetFlag) TakesText() {}
+
+func (r *retryBudgetFlag) Set(text string) error {
+	b, err := budgets.ParseRetryBudget(text, strategy.DefaultRetryBudgetTTL)
+	if err != nil {
+		return err
+	}
+	r.b, r.text = b, text
+	return nil
 }
