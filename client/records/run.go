@@ -78,68 +78,71 @@ const (
 	EnrichmentSteps      = 3
 )
 
-// Config is one run.
+// Config is one run. Its JSON (durations in nanoseconds; the process's
+// own hooks, Registerer, Dial and Stop, left out) is how the experiment
+// runner hands a child process its run.
 type Config struct {
 	// Target is the mock service's base URL, e.g. http://127.0.0.1:8080.
-	Target   string
-	Records  int
-	Strategy strategy.Strategy
+	Target   string            `json:"target"`
+	Records  int               `json:"records"`
+	Strategy strategy.Strategy `json:"strategy"`
 	// CallTimeout and PermitTimeout are before the time scale.
-	CallTimeout, PermitTimeout time.Duration
+	CallTimeout   time.Duration `json:"call_timeout"`
+	PermitTimeout time.Duration `json:"permit_timeout"`
 	// TimeScale multiplies every client-side duration (1: real time); give
 	// the mock service the same factor.
-	TimeScale float64
+	TimeScale float64 `json:"time_scale"`
 	// RunID prefixes record ids so that runs do not collide in the store;
 	// empty: the run's start time (e.g. 20261202T041500.123-).
-	RunID string
+	RunID string `json:"run_id,omitempty"`
 	// Registerer receives the run's budget metrics (nil: none).
-	Registerer prometheus.Registerer
+	Registerer prometheus.Registerer `json:"-"`
 	// SampleInterval, when > 0, samples calls and records in flight that
 	// often (real time) into Result.Timeline.
-	SampleInterval time.Duration
+	SampleInterval time.Duration `json:"sample_interval,omitempty"`
 	// Profile, when set, switches the mock service to this latency profile
 	// first; Reset clears its counters first, so its high-water marks are
 	// this run's. Both need a loadlab mock service: Profile on another
 	// target is ErrNotMock, Reset is then skipped. AdminToken is the mock's
 	// admin token, if it has one.
-	Profile    string
-	Reset      bool
-	AdminToken string
+	Profile    string `json:"profile,omitempty"`
+	Reset      bool   `json:"reset"`
+	AdminToken string `json:"admin_token,omitempty"`
 	// Wait is how long to keep asking a target that does not accept
 	// connections yet (a mock service still starting); 0 asks once.
-	Wait time.Duration
+	Wait time.Duration `json:"wait,omitempty"`
 	// Pipeline is what one record does; nil: the lab's
 	// (client/pipeline/lab.yaml).
-	Pipeline *pipeline.Pipeline
+	Pipeline *pipeline.Pipeline `json:"pipeline,omitempty"`
 	// CallURLs, when set, sends a dependency's calls to another base URL
 	// (a fault proxy in front of it, say); identification, admin and
 	// metrics requests still go to Target.
-	CallURLs map[string]string
+	CallURLs map[string]string `json:"call_urls,omitempty"`
 	// Duration, when > 0, bounds the run in time (lab time, before the time
 	// scale): records keep coming, as slots free, until Duration has passed
 	// since the run's clock started; then no record begins, and those in
 	// progress finish. Records stays a cap (a run ends at whichever comes
 	// first).
-	Duration time.Duration
+	Duration time.Duration `json:"duration,omitempty"`
 	// Phases divide a time-bounded run for per-phase figures: each a name
 	// and a duration in lab time. Their durations must add up to Duration
 	// (when Duration is 0, Phases set it to their sum).
-	Phases []Phase
+	Phases []Phase `json:"phases,omitempty"`
 	// StartAt, when not zero, is when the run's clock starts (after
 	// identification, profile and reset): the run waits for it, so that
 	// another process (the experiment runner, which changes the mock
 	// service's settings at phase boundaries) shares the run's time origin.
 	// A StartAt already past starts at once; Result.StartLateSeconds says
 	// by how much.
-	StartAt time.Time
+	StartAt time.Time `json:"start_at,omitzero"`
 	// Dial, when set, opens every connection of the run instead of the
 	// system's dialer: an in-memory wire, in tests on a fake clock.
-	Dial transport.Dialer
+	Dial transport.Dialer `json:"-"`
 	// Stop, once closed, begins no more records: those in progress finish
 	// within their deadlines (a drain), and the result is partial, the
 	// records never begun not_started. Cancelling Run's context instead
 	// ends the calls in flight too.
-	Stop <-chan struct{}
+	Stop <-chan struct{} `json:"-"`
 }
 
 // DefaultConfig is a 200-record C4 run against the mock service's default

@@ -37,6 +37,8 @@ func main() {
 	// The experiment's mock service as a process of its own, which the
 	// runner can restart, is this binary too.
 	enterMockProcess()
+	// So is each run of an experiment's client.
+	enterRunProcess()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -85,7 +87,12 @@ Run "loadlab simulate MODEL --help" for a model's flags.
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout)
+	return exitCode(dispatch(args, stdout), stderr)
+}
+
+// exitCode is the exit code of a command that returned err, which it
+// prints to stderr.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

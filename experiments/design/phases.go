@@ -5,12 +5,12 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -169,13 +169,14 @@ func (s Spec) ProfileOf(scenario string) string {
 	return scenario
 }
 
-// PhaseArg is the phases as loadlab run's --phases takes them.
-func (p PhasedScenario) PhaseArg() string {
-	var parts []string
+// RunPhases is the phases as a run divides its time: each name and
+// duration.
+func (p PhasedScenario) RunPhases() []records.Phase {
+	var out []records.Phase
 	for _, ph := range p.Phases {
-		parts = append(parts, ph.Name+"="+ph.Duration.String())
+		out = append(out, records.Phase{Name: ph.Name, Duration: ph.Duration})
 	}
-	return strings.Join(parts, ",")
+	return out
 }
 
 // HasRestart says whether any phase restarts the mock service.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/atomicfile"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -183,38 +181,6 @@ func capacityOf(res probe.Result) (advise.Capacity, error) {
 	var c advise.Capacity
 	err = json.Unmarshal(b, &c)
 	return c, err
-}
-
-// writeAdvised writes each scenario's advised strategy to a file of its own
-// for the runs' --strategy-file (ex.advisedFiles); cleanup removes them.
-func (ex *execution) writeAdvised(advised map[string]*judge.AdvisedStrategy) (cleanup func(), err error) {
-	if len(advised) == 0 {
-		return func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "loadlab-advised-")
-	if err != nil {
-		return nil, fmt.Errorf("experiment: advised strategies: %w", err)
-	}
-	cleanup = func() { os.RemoveAll(dir) }
-	files := map[string]string{}
-	for sc, a := range advised {
-		if a.Failed != "" {
-			continue
-		}
-		// The strategy as resolved (probed and advised, or from a file):
-		// the runs read nothing else.
-		data, err := yaml.Marshal(strategy.File{Strategy: a.Strategy})
-		if err == nil {
-			files[sc] = filepath.Join(dir, sc+".yaml")
-			err = atomicfile.Write(files[sc], data)
-		}
-		if err != nil {
-			cleanup()
-			return nil, fmt.Errorf("experiment: advised strategy for %s: %w", sc, err)
-		}
-	}
-	ex.advisedFiles = files
-	return cleanup, nil
 }
 
 // fromFile takes the advised strategy from a strategy file: its strategy,

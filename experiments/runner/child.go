@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -69,13 +71,16 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 	}
 	defer lim.Cleanup()
 	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
-	args := ex.childArgs(mock, c, run, scale)
-	driver, stopProxies, err := ex.phased(ctx, mock, c, scale, &rec, &args)
+	cfg, err := ex.childConfig(mock, c, run, scale)
+	if err != nil {
+		return fail(err)
+	}
+	driver, stopProxies, err := ex.phased(ctx, mock, c, scale, &rec, &cfg)
 	if err != nil {
 		return fail(err)
 	}
 	defer stopProxies()
-	cres, err := ex.child(ctx, args, lim.Env, ex.runLimit(c, scale), driver, stopProxies, &rec)
+	cres, err := ex.child(ctx, cfg, lim.Env, ex.runLimit(c, scale), driver, stopProxies, &rec)
 	if err != nil {
 		return fail(err)
 	}
@@ -116,35 +121,54 @@ func (ex *execution) prepare(ctx context.Context, mock api.Client, c design.Cell
 	return nil
 }
 
-// childArgs is the loadlab run command line of run run of cell c.
-func (ex *execution) childArgs(mock api.Client, c design.Cell, run int, scale float64) []string {
+// EnvRunProcess, when set in a loadlab binary's environment, makes it run
+// the records of the run the variable holds (a records.Config as JSON)
+// instead of a command, print the result as JSON on its standard output
+// and exit as loadlab run --json would: the experiment's client as a
+// process of its own, under the cell's CPU limit.
+const EnvRunProcess = "LOADLAB_RUN_CONFIG"
+
+// childConfig is run run of cell c, as the child runs it.
+func (ex *execution) childConfig(mock api.Client, c design.Cell, run int, scale float64) (records.Config, error) {
 	spec := ex.cfg.Spec
-	strategy := []string{"--strategy", c.Strategy}
+	cfg := records.Config{Target: ex.clientTarget(mock), Records: spec.RecordsFor(c), TimeScale: scale,
+		CallTimeout: spec.CallTimeout, PermitTimeout: spec.PermitTimeout, Duration: spec.Duration,
+		RunID: fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run), SampleInterval: sampleInterval(scale)}
+	var s strategy.Strategy
+	var err error
 	if c.Strategy == design.Advised {
-		strategy = []string{"--strategy-file", ex.advisedFiles[c.Scenario]}
+		a := ex.advised[c.Scenario]
+		if a == nil || a.Failed != "" {
+			return cfg, fmt.Errorf("strategy %s for %s: none was advised", design.Advised, c.Scenario)
+		}
+		s = a.Strategy.Strategy()
+	} else if s, err = strategy.Parse(c.Strategy); err != nil {
+		return cfg, err
 	}
-	args := []string{"run", "--target", ex.clientTarget(mock), strategy[0], strategy[1],
-		"--records", strconv.Itoa(spec.RecordsFor(c)), "--time-scale", strconv.FormatFloat(scale, 'g', -1, 64),
-		"--call-timeout", spec.CallTimeout.String(), "--permit-timeout", spec.PermitTimeout.String(),
-		"--reset=false", "--json", "--run-id", fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run),
-		"--sample-interval", sampleInterval(scale).String()}
-	if spec.Duration > 0 {
-		args = append(args, "--duration", spec.Duration.String())
+	if cfg.Strategy, err = s.With(strategy.Overrides{}, pipeline.Lab()); err != nil {
+		return cfg, err
 	}
-	return args
+	return cfg, nil
 }
 
-// child runs the client process with args and env until it ends or limit
-// passes, the phase driver (if any) beside it, and returns its result. A
-// child that exits 1 (records failed) still gives one.
-func (ex *execution) child(ctx context.Context, args, env []string, limit time.Duration, driver *phaseDriver, stopProxies func(), rec *judge.RunRecord) (records.Result, error) {
+// child runs the client process with run's configuration and env until it
+// ends or limit passes, the phase driver (if any) beside it, and returns
+// its result. A child that exits 1 (records failed) still gives one. At
+// the limit, or when ctx ends, the child is asked to stop (SIGTERM: it
+// begins no more records) and killed childGrace later if it has not.
+func (ex *execution) child(ctx context.Context, run records.Config, env []string, limit time.Duration, driver *phaseDriver, stopProxies func(), rec *judge.RunRecord) (records.Result, error) {
+	var cres records.Result
+	cfg, err := json.Marshal(run)
+	if err != nil {
+		return cres, fmt.Errorf("client: its configuration: %w", err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, ex.cfg.Binary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := exec.CommandContext(runCtx, ex.cfg.Binary)
+	terminate(cmd, childGrace)
+	cmd.Env = append(append(os.Environ(), env...), EnvRunProcess+"="+string(cfg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	var err error
 	if driver != nil {
 		// The driver's changes end with the phases, which end before the
 		// child does; a child that ended early (failed) stops them.
@@ -162,18 +186,28 @@ func (ex *execution) child(ctx context.Context, args, env []string, limit time.D
 	} else {
 		err = cmd.Run()
 	}
-	var cres records.Result
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		return cres, fmt.Errorf("client: killed at the run's wall-clock limit of %v", limit.Round(time.Second))
+		return cres, fmt.Errorf("client: stopped at the run's wall-clock limit of %v", limit.Round(time.Second))
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !(errors.As(err, &exitErr) && exitErr.ExitCode() == 1) {
-		return cres, fmt.Errorf("client: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return cres, fmt.Errorf("client: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &cres); err != nil {
-		return cres, fmt.Errorf("client output: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return cres, fmt.Errorf("client output: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return cres, nil
+}
+
+// childGrace is how long a child asked to stop has before it is killed.
+const childGrace = 10 * time.Second
+
+// terminate makes cmd's context, when it ends, ask the process to stop
+// (SIGTERM) rather than kill it, and kill it (SIGKILL) grace later if it
+// has not exited; Wait returns by then.
+func terminate(cmd *exec.Cmd, grace time.Duration) {
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = grace
 }
 
 // clientTarget is where the child sends its calls: ClientTarget when set

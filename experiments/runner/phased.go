@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -161,10 +162,10 @@ func restoreShape(ctx context.Context, mock api.Client, cfg config.Config) error
 
 // phased prepares cell c's run when its scenario is phased: the first
 // phase's settings, a fault proxy per dependency when any phase has faults
-// (the child's calls go through them), the child's --phases and a
-// --start-at startLead ahead, and the driver that makes the later phases'
+// (the child's calls go through them), the child's phases and its
+// start startLead ahead, and the driver that makes the later phases'
 // changes. For another scenario it does nothing (nil driver).
-func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell, scale float64, rec *judge.RunRecord, args *[]string) (*phaseDriver, func(), error) {
+func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell, scale float64, rec *judge.RunRecord, run *records.Config) (*phaseDriver, func(), error) {
 	scen, ok := ex.cfg.Spec.Phased(c.Scenario)
 	if !ok {
 		return nil, func() {}, nil
@@ -179,7 +180,7 @@ func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell,
 			return nil, stop, fmt.Errorf("fault proxies: %w", err)
 		}
 		d.proxies, stop = p, sync.OnceFunc(p.Stop)
-		*args = append(*args, "--call-url", api.Enrichment+"="+p.URLs[api.Enrichment]+","+api.Records+"="+p.URLs[api.Records])
+		run.CallURLs = map[string]string{api.Enrichment: p.URLs[api.Enrichment], api.Records: p.URLs[api.Records]}
 	}
 	if err := d.prepare(ctx); err != nil {
 		stop()
@@ -188,6 +189,9 @@ func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell,
 	// The schedule keeps the monotonic clock; the child gets the same
 	// instant by the wall clock.
 	d.start = time.Now().Add(startLead)
-	*args = append(*args, "--phases", scen.PhaseArg(), "--start-at", d.start.UTC().Format(time.RFC3339Nano))
+	run.Phases, run.StartAt = scen.RunPhases(), d.start.Round(0)
+	if run.Duration == 0 {
+		run.Duration = scen.Total()
+	}
 	return d, stop, nil
 }

@@ -190,11 +190,6 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 	if err := ex.advise(ctx, res); err != nil {
 		return nil, err
 	}
-	cleanup, err := ex.writeAdvised(res.Advised)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
 	var stopped error
 	res.Runs, stopped = ex.runUnits(ctx, units)
 	ex.finishBias(ctx, res.Runs)
@@ -292,10 +287,8 @@ type execution struct {
 	bias            *judge.Bias
 	scaleOne        api.Client
 	scaleOneMissing string
-	// advised is the strategy "advised" per scenario; advisedFiles their
-	// strategy files for the runs' --strategy-file.
-	advised      map[string]*judge.AdvisedStrategy
-	advisedFiles map[string]string
+	// advised is the strategy "advised" per scenario.
+	advised map[string]*judge.AdvisedStrategy
 	// ranNow is the units this attempt ran (the others a resumed
 	// experiment took from its journal).
 	ranNow map[plan.Unit]bool

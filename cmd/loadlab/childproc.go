@@ -4,14 +4,51 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
+
+// enterRunProcess runs the records of the run runner.EnvRunProcess holds
+// (the experiment runner's client run, as a process of its own under the
+// cell's CPU limit), prints its result as JSON, and exits as loadlab run
+// --json does; otherwise it returns at once.
+func enterRunProcess() {
+	raw := os.Getenv(runner.EnvRunProcess)
+	if raw == "" {
+		return
+	}
+	os.Exit(exitCode(runProcess(raw, os.Stdout), os.Stderr))
+}
+
+// runProcess is the run raw describes (a records.Config as JSON), its
+// result written to stdout as loadlab run --json writes it.
+func runProcess(raw string, stdout io.Writer) error {
+	var cfg records.Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return usageErr("run process: %s: %v", runner.EnvRunProcess, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("run process: %v", err)
+	}
+	// SIGTERM, as Ctrl-C: no new record; those in flight finish. Again: abort.
+	s, err := cli.Begin("", nil, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	cfg.Stop = s.Stop
+	res, err := records.Run(s.Ctx, cfg)
+	o := runOptions{asJSON: true}
+	return o.finish(stdout, res, err)
+}
 
 // enterMockProcess serves the mock service when runner.EnvMockProcess
 // asks for it (the experiment runner's mock service as a process of its
