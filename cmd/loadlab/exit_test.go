@@ -31,6 +31,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("LOADLAB_RUN_MAIN") == "1" {
 		cpulimit.Enter()
+		enterRunProcess()
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	exptest.Main(m)

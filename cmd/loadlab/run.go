@@ -41,26 +41,30 @@ var runFlags = field.Names{
 // runOptions is loadlab run's command line.
 type runOptions struct {
 	cfg                                         records.Config
-	strategy, strategyFile, pipelineFile        string
-	faultsFile                                  string
+	strategy                                    cli.Optional[string]
+	strategyFile, pipelineFile, faultsFile      string
 	permits, rates                              cli.Pairs
 	adaptive                                    adaptiveFlag
-	phases, startAt, callURLs, metricsAddr, ui  string
+	metricsAddr, ui                             string
 	uiKeep                                      bool
-	inFlight, shared, enrichPermits, writePerms int
-	enrichRate, writeRate                       float64
+	records                                     cli.Optional[int]
+	duration                                    cli.Optional[time.Duration]
+	phases                                      phasesFlag
+	startAt                                     startFlag
+	callURLs                                    urlsFlag
+	inFlight, shared, enrichPermits, writePerms cli.Optional[int]
+	enrichRate, writeRate                       cli.Optional[float64]
 	retries                                     *retryFlagValues
 	asJSON                                      bool
 	thresholds                                  threshold.Flag
-	// given holds the names of the flags given.
-	given map[string]bool
 }
 
 // bind declares the flags into o.
 func (o *runOptions) bind(fs *flag.FlagSet) {
 	o.cfg = records.DefaultConfig()
 	fs.StringVar(&o.cfg.Target, "target", o.cfg.Target, "base URL of the mock service")
-	fs.StringVar(&o.strategy, "strategy", "C4", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), C6, C2-retries,\n"+
+	o.strategy.V = "C4"
+	fs.Var(&o.strategy, "strategy", "C1, C2, C3, C4, C5-aimd or C5-vegas (C4's budgets made adaptive; C5 is C5-aimd), C6, C2-retries,\n"+
 		"sequential, bounded:N or unbounded. C4, C5 and C6 budget the lab's enrichment and records by name; with a --pipeline\n"+
 		"of your own give --strategy-file (from loadlab advise) or --permits: with neither, run refuses to guess")
 	fs.StringVar(&o.pipelineFile, "pipeline", "", "a pipeline file: the dependencies and the steps of one record (default: the lab's,\nclient/pipeline/lab.yaml)")
@@ -71,32 +75,33 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	o.permits.Check = wholePermits
 	fs.Var(&o.permits, "permits", "override, key by key: per-dependency permits by the pipeline's names, e.g. geo=8,ledger=6\n(0 removes one)")
 	fs.Var(&o.rates, "rates", "override, key by key: per-dependency calls per lab second (real calls/s × --time-scale),\ne.g. geo=100 (0 removes one)")
-	fs.IntVar(&o.cfg.Records, "records", o.cfg.Records, "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
+	o.records.V = o.cfg.Records
+	fs.Var(&o.records, "records", "records in the batch; with --duration or --phases, a cap (then 1000000 unless given)")
 	fs.Float64Var(&o.cfg.TimeScale, "time-scale", o.cfg.TimeScale, "multiplies every client-side duration; give the mock service the same --time-scale")
 	fs.DurationVar(&o.cfg.CallTimeout, "call-timeout", o.cfg.CallTimeout, "timeout of one call, from when its permit is held (before the time scale)")
 	fs.DurationVar(&o.cfg.PermitTimeout, "permit-timeout", o.cfg.PermitTimeout, "how long a call may wait for a rate token and then a permit, together (before the time scale)")
-	fs.IntVar(&o.inFlight, "records-in-flight", 0, "override the strategy's records in flight (0: runtime default GOMAXPROCS, -1: all)")
-	fs.IntVar(&o.shared, "shared-permits", 0, "override: one budget of N permits for every call")
-	fs.IntVar(&o.enrichPermits, "enrichment-permits", 0, "override: enrichment budget")
-	fs.IntVar(&o.writePerms, "write-permits", 0, "override: write budget")
-	fs.Float64Var(&o.enrichRate, "enrichment-rate", 0, "cap enrichment calls per second (0: none)")
-	fs.Float64Var(&o.writeRate, "write-rate", 0, "cap writes per second (0: none)")
+	fs.Var(&o.inFlight, "records-in-flight", "override the strategy's records in flight (0: runtime default GOMAXPROCS, -1: all)")
+	fs.Var(&o.shared, "shared-permits", "override: one budget of N permits for every call")
+	fs.Var(&o.enrichPermits, "enrichment-permits", "override: enrichment budget")
+	fs.Var(&o.writePerms, "write-permits", "override: write budget")
+	fs.Var(&o.enrichRate, "enrichment-rate", "cap enrichment calls per second (0: none)")
+	fs.Var(&o.writeRate, "write-rate", "cap writes per second (0: none)")
 	fs.BoolVar(&o.cfg.Reset, "reset", true, "reset a loadlab mock service before the run, so its high-water marks are this run's (skipped for another target)")
 	fs.StringVar(&o.cfg.Profile, "profile", "", "switch the loadlab mock service to this profile before the run (healthy, slow-enrichment, slow-write)")
 	fs.StringVar(&o.cfg.AdminToken, "admin-token", "", "bearer token for the mock service's admin routes")
 	fs.DurationVar(&o.cfg.Wait, "wait", 0, "keep asking a target (and a pipeline's own services) that does not accept connections yet for up to\nthis long (e.g. 10s for a mock service started just before); 0 asks once")
 	fs.StringVar(&o.cfg.RunID, "run-id", "", "prefix of record ids (default: the start time)")
 	fs.DurationVar(&o.cfg.SampleInterval, "sample-interval", 0, "sample calls in flight this often (real time) into the JSON's timeline; 0 off")
-	fs.DurationVar(&o.cfg.Duration, "duration", 0, "bound the run in lab time (before the time scale), e.g. 40s: records keep coming, as slots free,\n"+
+	fs.Var(&o.duration, "duration", "bound the run in lab time (before the time scale), e.g. 40s: records keep coming, as slots free,\n"+
 		"until D has passed since the run's clock started, then those in progress finish; --records stays a cap (when\n"+
 		"--duration is given and --records is not, the cap is 1000000); 0: a batch of --records")
-	fs.StringVar(&o.phases, "phases", "", "name=D,name=D,...: divide a time-bounded run into named phases of lab time, e.g.\n"+
+	fs.Var(&o.phases, "phases", "name=D,name=D,...: divide a time-bounded run into named phases of lab time, e.g.\n"+
 		"before=10s,drop=20s,after=10s, for figures per phase (records that end after the last are in the phase\n"+
 		"\"drain\"); sets --duration to their sum when it is absent, and must add up to it when given")
-	fs.StringVar(&o.startAt, "start-at", "", "start the run's clock at this wall-clock time, after identification (and profile and reset): RFC 3339\n"+
+	fs.Var(&o.startAt, "start-at", "start the run's clock at this wall-clock time, after identification (and profile and reset): RFC 3339\n"+
 		"with nanoseconds, e.g. from date -u +%Y-%m-%dT%H:%M:%S.%NZ; a time already past starts at once, and the result\n"+
 		"says how late (start_late_seconds)")
-	fs.StringVar(&o.callURLs, "call-url", "", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
+	fs.Var(&o.callURLs, "call-url", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
 		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
 	figures, _ := runFigures(records.Result{})
@@ -115,8 +120,6 @@ func runRecords(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	o.given = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
 	if err := checkURL("run", "--target", o.cfg.Target); err != nil {
 		return err
 	}
@@ -181,21 +184,21 @@ func (o *runOptions) config() (records.Config, error) {
 	var s strategy.Strategy
 	var err error
 	switch {
-	case o.strategyFile != "" && o.given["strategy"]:
+	case o.strategyFile != "" && o.strategy.Given:
 		return cfg, usageErr("run: --strategy and --strategy-file: give one")
 	case o.strategyFile != "":
 		if s, err = strategy.LoadFile(o.strategyFile, p); err != nil {
 			return cfg, usageErr("run: --strategy-file: %v", err)
 		}
-	case o.given["strategy"]:
-		s, err = strategy.Parse(o.strategy)
-		if err == nil && s.Fits(p) != nil && o.permits.M == nil && !o.given["shared-permits"] {
+	case o.strategy.Given:
+		s, err = strategy.Parse(o.strategy.V)
+		if err == nil && s.Fits(p) != nil && o.permits.M == nil && !o.shared.Given {
 			return cfg, usageErr("run: --strategy %s: its budgets are the lab's, for enrichment and records; pipeline %s has %s: "+
 				"give budgets for those with --permits %s, or run the strategy file loadlab advise writes (--strategy-file)",
-				o.strategy, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
+				o.strategy.V, p.Name, strings.Join(p.Names(), ", "), examplePermits(p))
 		}
 	default:
-		if c4, _ := strategy.Parse("C4"); c4.Fits(p) != nil && o.permits.M == nil && !o.given["shared-permits"] {
+		if c4, _ := strategy.Parse("C4"); c4.Fits(p) != nil && o.permits.M == nil && !o.shared.Given {
 			return cfg, usageErr("run: --pipeline %s: which strategy? Nothing bounds the calls to your services unless you say how: "+
 				"probe each dependency and let advise size the budgets (loadlab probe --target URL --json > DEP.json, once per dependency; "+
 				"loadlab advise --pipeline %[1]s --probe DEP=DEP.json ... --out advised.yaml), then --strategy-file advised.yaml; "+
@@ -210,9 +213,7 @@ func (o *runOptions) config() (records.Config, error) {
 	if cfg.Strategy, err = s.With(o.overrides(), p); err != nil {
 		return cfg, usageErr("run: %v", runFlags.Rename(err))
 	}
-	if err := o.timeFlags(&cfg); err != nil {
-		return cfg, err
-	}
+	o.timeFlags(&cfg)
 	if err := cfg.Validate(); err != nil { // before the fault proxies start
 		return cfg, usageErr("%v", runFlags.Rename(err))
 	}
@@ -307,49 +308,19 @@ func overload(r records.Result, f map[string]float64, totals threshold.Totals, t
 	return line + "."
 }
 
-// timeFlags reads --phases, --start-at and --call-url into cfg: phases
-// set the duration when it was not given, and a time-bounded run's
-// records are a cap of 1000000 unless given.
-func (o *runOptions) timeFlags(cfg *records.Config) error {
-	if o.phases != "" {
-		for _, kv := range strings.Split(o.phases, ",") {
-			name, d, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			dur, err := time.ParseDuration(d)
-			if !ok || err != nil {
-				return usageErr("run: --phases: %q is not name=duration (e.g. before=10s)", kv)
-			}
-			cfg.Phases = append(cfg.Phases, records.Phase{Name: name, Duration: dur})
-		}
-		if !o.given["duration"] {
-			cfg.Duration = 0
-			for _, p := range cfg.Phases {
-				cfg.Duration += p.Duration
-			}
+// timeFlags reads --duration, --phases, --start-at and --call-url into
+// cfg: phases set the duration when it was not given, and a time-bounded
+// run's records are a cap of 1000000 unless given.
+func (o *runOptions) timeFlags(cfg *records.Config) {
+	cfg.Records, cfg.Duration, cfg.Phases = o.records.V, o.duration.V, o.phases.list
+	if len(cfg.Phases) > 0 && !o.duration.Given {
+		cfg.Duration = 0
+		for _, p := range cfg.Phases {
+			cfg.Duration += p.Duration
 		}
 	}
-	if (o.given["duration"] || o.phases != "") && !o.given["records"] {
+	if (o.duration.Given || len(cfg.Phases) > 0) && !o.records.Given {
 		cfg.Records = records.MaxRecords
 	}
-	if o.startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, o.startAt)
-		if err != nil {
-			return usageErr("run: --start-at: %q is not an RFC 3339 time (e.g. 2026-12-01T10:00:00.123456789Z)", o.startAt)
-		}
-		cfg.StartAt = t
-	}
-	if o.callURLs == "" {
-		return nil
-	}
-	cfg.CallURLs = map[string]string{}
-	for _, kv := range strings.Split(o.callURLs, ",") {
-		dep, u, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || dep == "" || u == "" {
-			return usageErr("run: --call-url: %q is not dep=URL", kv)
-		}
-		if _, dup := cfg.CallURLs[dep]; dup {
-			return usageErr("run: --call-url: %s given twice", dep)
-		}
-		cfg.CallURLs[dep] = u
-	}
-	return nil
+	cfg.StartAt, cfg.CallURLs = o.startAt.t, o.callURLs.m
 }

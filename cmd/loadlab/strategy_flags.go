@@ -10,26 +10,16 @@ import (
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 )
 
 // overrides are the strategy flags given, as the strategy package takes
 // them (each parsed already, as its flag was; Strategy.With checks them
 // against the strategy and the pipeline).
 func (o *runOptions) overrides() strategy.Overrides {
-	var over strategy.Overrides
-	set := map[string]func(){
-		"records-in-flight":  func() { over.RecordsInFlight = &o.inFlight },
-		"shared-permits":     func() { over.SharedPermits = &o.shared },
-		"enrichment-permits": func() { over.EnrichmentPermits = &o.enrichPermits },
-		"write-permits":      func() { over.WritePermits = &o.writePerms },
-		"enrichment-rate":    func() { over.EnrichmentRate = &o.enrichRate },
-		"write-rate":         func() { over.WriteRate = &o.writeRate },
-	}
-	for name, f := range set {
-		if o.given[name] {
-			f()
-		}
-	}
+	over := strategy.Overrides{RecordsInFlight: given(&o.inFlight), SharedPermits: given(&o.shared),
+		EnrichmentPermits: given(&o.enrichPermits), WritePermits: given(&o.writePerms),
+		EnrichmentRate: given(&o.enrichRate), WriteRate: given(&o.writeRate)}
 	if o.permits.M != nil {
 		over.Permits = map[string]int{}
 		for k, v := range o.permits.M {
@@ -40,8 +30,16 @@ func (o *runOptions) overrides() strategy.Overrides {
 		over.Rates = maps.Clone(o.rates.M)
 	}
 	over.Adaptive = o.adaptive.limits
-	over.Retries = o.retries.overrides(o.given)
+	over.Retries = o.retries.overrides()
 	return over
+}
+
+// given is the flag's value when it was given, else nil.
+func given[T int | float64](f *cli.Optional[T]) *T {
+	if !f.Given {
+		return nil
+	}
+	return &f.V
 }
 
 // wholePermits refuses --permits' numbers that are not whole and ≥ 0.
@@ -80,14 +78,14 @@ func (a *adaptiveFlag) Set(text string) error {
 // retryFlagValues are loadlab run's retry flags, applied over the
 // strategy's retries.
 type retryFlagValues struct {
-	attempts *int
+	attempts cli.Optional[int]
 	backoff  backoffFlag
 	budget   retryBudgetFlag
 }
 
 func retryFlags(fs *flag.FlagSet) *retryFlagValues {
 	f := &retryFlagValues{}
-	f.attempts = fs.Int("retries", 0, "attempts per call, the first included (1: no retry): a failed call (503/429, call timeout,\n"+
+	fs.Var(&f.attempts, "retries", "attempts per call, the first included (1: no retry): a failed call (503/429, call timeout,\n"+
 		"transport error; not a permit or rate timeout) is tried again after a full-jitter backoff; writes keep\n"+
 		"their record id. C6 is C4 with 3 attempts and a retry budget, C2-retries C2 with 3 and none")
 	fs.Var(&f.backoff, "retry-backoff", "BASE:MAX lab durations of the full-jitter backoff: the wait before retry n is uniform in\n"+
@@ -99,15 +97,12 @@ func retryFlags(fs *flag.FlagSet) *retryFlagValues {
 }
 
 // overrides are the retry flags given, as the strategy package takes them
-// (nil when none was given; --retries is known given by given).
-func (f *retryFlagValues) overrides(given map[string]bool) *strategy.RetryOverrides {
-	if !given["retries"] && f.backoff.text == "" && f.budget.text == "" {
+// (nil when none was given).
+func (f *retryFlagValues) overrides() *strategy.RetryOverrides {
+	if !f.attempts.Given && f.backoff.text == "" && f.budget.text == "" {
 		return nil
 	}
-	o := &strategy.RetryOverrides{Budget: f.budget.b, NoBudget: f.budget.text != "" && f.budget.b == nil}
-	if given["retries"] {
-		o.Attempts = f.attempts
-	}
+	o := &strategy.RetryOverrides{Attempts: given(&f.attempts), Budget: f.budget.b, NoBudget: f.budget.text != "" && f.budget.b == nil}
 	if f.backoff.text != "" {
 		o.BaseBackoff, o.MaxBackoff = &f.backoff.base, &f.backoff.max
 	}

@@ -117,8 +117,13 @@ func printFlags(w io.Writer, fs *flag.FlagSet, groups []Group) {
 		sub.SetOutput(w)
 		for _, n := range g.Flags {
 			f := fs.Lookup(n)
+			if f == nil {
+				continue
+			}
+			d, declares := f.Value.(declarer)
 			switch {
-			case f == nil:
+			case declares:
+				d.declare(sub, f)
 			case isText(f.Value):
 				sub.String(f.Name, f.DefValue, f.Usage)
 			default:
