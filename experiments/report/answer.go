@@ -1,10 +1,10 @@
 package report
 
 import (
-	"math"
 	"path/filepath"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report/charts"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -15,26 +15,12 @@ import (
 // (rejected-CPU.svg).
 func writeAnswer(dir string, r *judge.Results) error {
 	for _, cpu := range r.Experiment.CPUs {
-		if strategiesAt(r, cpu.Name) < 2 {
-			continue
-		}
-		charts := []struct{ file, metric, title, ylabel string }{
-			{"accepted-", "accepted_per_second", acceptedTitle, "records / lab second"},
-			{"rejected-", "write_rejections", rejectedTitle, "503 answers"},
-		}
-		for i, c := range charts {
-			if i > 0 && !anyAbove(r, cpu.Name, c.metric, 0) {
-				continue
-			}
-			p, err := grouped(r, cpu.Name, c.metric, c.title+cpu.Name+" (median, min–max)", c.ylabel, math.NaN(), "")
-			if err != nil || p == nil {
+		for _, a := range charts.Answers(r, cpu.Name) {
+			s, err := a.SVG(r)
+			if err != nil || s == "" {
 				return err
 			}
-			s, err := svg(p, chartWidth, chartHeight)
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.Write(filepath.Join(dir, c.file+cpu.Name+".svg"), []byte(s)); err != nil {
+			if err := atomicfile.Write(filepath.Join(dir, answerFile(a)), []byte(s)); err != nil {
 				return err
 			}
 		}
@@ -42,8 +28,5 @@ func writeAnswer(dir string, r *judge.Results) error {
 	return nil
 }
 
-// The headline charts' titles, before the CPU setting.
-const (
-	acceptedTitle = "Accepted records per lab second, "
-	rejectedTitle = "Write 503s per run, "
-)
+// answerFile is the name of an answer's image file, beside report.md.
+func answerFile(a charts.Answer) string { return a.Name + "-" + a.CPU + ".svg" }

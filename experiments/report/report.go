@@ -1,7 +1,8 @@
 // Package report writes an experiment's results out: results.json, and
 // report.md and report.html drawn from the same figures (tables and
-// charts), leading with what was set up and run, then the calibration,
-// the cells and the verdicts. It judges nothing: every figure comes from
+// charts, which package charts draws), leading with what was set up and
+// run, then the calibration, the cells and the verdicts, and the answer's
+// charts as image files. It judges nothing: every figure comes from
 // package judge's results.
 package report
 

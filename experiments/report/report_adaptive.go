@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report/charts"
 )
 
 // adaptiveIntro says what the adaptive limits and retries table shows.
@@ -20,7 +20,7 @@ const adaptiveChartsIntro = "The charts show each adaptive strategy's limit over
 	"and the offered load amplification per strategy."
 
 // adaptiveSection is the adaptive limits and retries section: the table
-// in both reports, the charts in the HTML one (addAdaptiveFigures).
+// in both reports, the charts in the HTML one (WriteHTML draws them).
 type adaptiveSection struct {
 	Intro, ChartsIntro string
 	Table              table
@@ -71,23 +71,7 @@ func adapts(cs judge.CellSummary) bool {
 			return true
 		}
 	}
-	return retried(cs)
-}
-
-// retried says whether a cell's runs retried: retries or denied retries,
-// or offered load other than its first attempts.
-func retried(cs judge.CellSummary) bool {
-	for m, neutral := range map[string]float64{"records_retries": 0, "records_retries_denied": 0, "records_amplification": 1, "enrichment_amplification": 1} {
-		if s, ok := cs.Stats[m]; ok && s.N > 0 && (s.Max > neutral+1e-9 || s.Min < neutral-1e-9) {
-			return true
-		}
-	}
-	return false
-}
-
-// retries says whether any cell retried: else amplification is 1 throughout.
-func retries(r *judge.Results) bool {
-	return slices.ContainsFunc(r.Cells, retried)
+	return charts.Retried(cs)
 }
 
 // writeAdaptiveMarkdown writes the adaptive limits and retries section, if

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"html/template"
 	"io"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report/charts"
 )
 
 // page is the self-contained HTML report: the report's tables rendered by
@@ -73,7 +75,7 @@ type htmlFigure struct {
 
 // WriteHTML writes the self-contained HTML report.
 func WriteHTML(w io.Writer, r *judge.Results) error {
-	figs, err := figures(r)
+	figs, err := charts.Figures(r)
 	if err != nil {
 		return err
 	}
@@ -87,21 +89,40 @@ func WriteHTML(w io.Writer, r *judge.Results) error {
 	// Sixteen columns overflow a laptop's screen: what each cell achieved,
 	// then what limited it and how many runs counted.
 	data.CellTables = []table{columns(data.Cells, 0, 1, 2, 3, 4, 5, 6, 9), columns(data.Cells, 0, 7, 8, 10, 11, 12, 13, 14, 15)}
-	if err := addPhasedFigures(r, data.Phased.Sections); err != nil {
+	for i, s := range data.Phased.Sections {
+		f, err := charts.Phased(r, s.scen, s.cpu)
+		if err != nil {
+			return fmt.Errorf("phased scenario %s: %w", s.Title, err)
+		}
+		data.Phased.Sections[i].Figures = htmlFigures(f)
+	}
+	adaptive, err := charts.Adaptive(r)
+	if err != nil {
 		return err
 	}
-	if err := addAdaptiveFigures(r, &data.Adaptive); err != nil {
-		return err
-	}
+	data.Adaptive.Figures = htmlFigures(adaptive)
 	for _, f := range figs {
-		h := htmlFigure{Caption: f.Caption, SVG: template.HTML(f.SVG)} // #nosec G203: our own SVG
 		if f.Headline {
-			data.Headlines = append(data.Headlines, h)
+			data.Headlines = append(data.Headlines, htmlFigureOf(f))
 		} else {
-			data.Figures = append(data.Figures, h)
+			data.Figures = append(data.Figures, htmlFigureOf(f))
 		}
 	}
 	return page.Execute(w, data)
+}
+
+// htmlFigureOf is a chart as the template takes it.
+func htmlFigureOf(f charts.Figure) htmlFigure {
+	return htmlFigure{Caption: f.Caption, SVG: template.HTML(f.SVG)} // #nosec G203: our own SVG
+}
+
+// htmlFigures is charts as the template takes them.
+func htmlFigures(figs []charts.Figure) []htmlFigure {
+	var out []htmlFigure
+	for _, f := range figs {
+		out = append(out, htmlFigureOf(f))
+	}
+	return out
 }
 
 // columns is t with only the columns at idx, in that order.

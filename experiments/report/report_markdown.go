@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report/charts"
 )
 
 // WriteMarkdown writes the report: the comparison tables in the shape of the
@@ -100,12 +101,7 @@ func writeAnswerMarkdown(w io.Writer, r *judge.Results, rep report) {
 		}
 		markdownTable(w, []string{"id", "verdict", "claim"}, rows)
 	}
-	cpu := r.Experiment.CPUs[0].Name
-	if strategiesAt(r, cpu) < 2 {
-		return
-	}
-	fmt.Fprintf(w, "![Accepted records per lab second by strategy and scenario, %s](accepted-%s.svg)\n\n", cpu, cpu)
-	if anyAbove(r, cpu, "write_rejections", 0) {
-		fmt.Fprintf(w, "![Write 503s per run by strategy and scenario, %s](rejected-%s.svg)\n\n", cpu, cpu)
+	for _, a := range charts.Answers(r, r.Experiment.CPUs[0].Name) {
+		fmt.Fprintf(w, "![%s](%s)\n\n", a.Alt, answerFile(a))
 	}
 }

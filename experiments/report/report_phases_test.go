@@ -189,21 +189,3 @@ func TestPhasedScenariosReportHTML(t *testing.T) {
 		}
 	}
 }
-
-// The median per lab second counts 0 for a run that had ended.
-func TestPhasedMedianPerSecond(t *testing.T) {
-	res := phasedResults(t)
-	s, ok := medianPerSecond(res, design.Cell{Strategy: "C1", Scenario: design.WriteCapacityDrop, CPU: "cpus-1"})
-	if !ok || s.runs != 3 || len(s.accepted) != 41 {
-		t.Fatalf("%v %d runs, %d seconds; want 3 runs, 41 seconds", ok, s.runs, len(s.accepted))
-	}
-	if got := s.accepted[40]; got.X != 40.5 || got.Y != 5 { // 5, 5 and 0 (run 3 had ended)
-		t.Errorf("second 40: %v, want (40.5, 5)", got)
-	}
-	if got := s.accepted[15].Y; got != 10 {
-		t.Errorf("second 15 (drop): %v accepted, want the median 10", got)
-	}
-	if got := s.rejected[15].Y; got != 42 {
-		t.Errorf("second 15 (drop): %v rejections, want 42", got)
-	}
-}

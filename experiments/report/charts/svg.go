@@ -1,4 +1,4 @@
-package report
+package charts
 
 import (
 	"bytes"
@@ -20,6 +20,27 @@ func svgPanels(plots []*plot.Plot, w, h vg.Length) (string, error) {
 	canvases := plot.Align([][]*plot.Plot{plots}, tiles, draw.New(c))
 	for i, p := range plots {
 		tidy(p).Draw(canvases[0][i])
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return "", err
+	}
+	return inline(b.String()), nil
+}
+
+// svgStacked renders plots one above the other, aligned, as one inline
+// SVG.
+func svgStacked(plots []*plot.Plot, w, h vg.Length) (string, error) {
+	c := vgsvg.New(w, h)
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: 6 * vg.Millimeter, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
+		PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+	col := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		col[i] = []*plot.Plot{p}
+	}
+	canvases := plot.Align(col, tiles, draw.New(c))
+	for i, p := range plots {
+		tidy(p).Draw(canvases[i][0])
 	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {

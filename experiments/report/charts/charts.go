@@ -1,4 +1,11 @@
-package report
+// Package charts draws an experiment's figures from its results, as
+// inline SVG with gonum/plot: the lab's two figures, bar charts by
+// strategy and scenario, calls in flight over a run, the phased
+// scenarios' per-second lines, the adaptive limits and the offered load
+// amplification, and the answer's charts. It writes no file and judges
+// nothing: package report places the figures in report.html and writes
+// the answer's as image files.
+package charts
 
 import (
 	"fmt"
@@ -12,7 +19,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -33,8 +39,8 @@ var palette = []color.Color{
 	color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
 }
 
-// figure is one chart of the report: a caption and its SVG.
-type figure struct {
+// Figure is one chart of the report: a caption and its SVG.
+type Figure struct {
 	Caption string
 	SVG     string
 	// Headline: one of the charts that answer the experiment's questions,
@@ -42,21 +48,23 @@ type figure struct {
 	Headline bool
 }
 
-// figures draws the report's charts: the lab write-up's two figures (C1's
-// batch time by CPU setting; accepted records and write 503s per strategy
-// under slow writes), accepted records per scenario and peak concurrent
-// writes for each CPU setting, and calls in flight over one slow-write run
-// per strategy. A chart whose cells the experiment lacks is left out.
-func figures(r *judge.Results) ([]figure, error) {
+// Figures draws the report's charts outside its phased and adaptive
+// sections (Phased and Adaptive draw theirs): the lab write-up's two
+// figures (C1's batch time by CPU setting; accepted records and write
+// 503s per strategy under slow writes), accepted records per scenario and
+// peak concurrent writes for each CPU setting, and calls in flight over
+// one slow-write run per strategy. A chart whose cells the experiment
+// lacks is left out.
+func Figures(r *judge.Results) ([]Figure, error) {
 	sp := r.Experiment
-	var out []figure
+	var out []Figure
 	add := func(caption string, p *plot.Plot, h vg.Length, err error) error {
 		if err != nil || p == nil {
 			return err
 		}
 		s, err := svg(p, chartWidth, h)
 		if err == nil {
-			out = append(out, figure{Caption: caption, SVG: s})
+			out = append(out, Figure{Caption: caption, SVG: s})
 		}
 		return err
 	}
@@ -72,7 +80,7 @@ func figures(r *judge.Results) ([]figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, figure{Caption: "Figure 2 of the lab: under slow writes, accepted records per second and write 503s per strategy (" + first + ").", SVG: s})
+		out = append(out, Figure{Caption: "Figure 2 of the lab: under slow writes, accepted records per second and write 503s per strategy (" + first + ").", SVG: s})
 	}
 	workers := float64(config.DefaultRecordsWorkers)
 	for _, cpu := range sp.CPUs {
@@ -306,69 +314,6 @@ func slowWrite(r *judge.Results, cpu string) ([]*plot.Plot, error) {
 		return nil, err
 	}
 	return []*plot.Plot{left, right}, nil
-}
-
-// timeline draws calls in flight per dependency over one run.
-func timeline(rec judge.RunRecord) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Calls in flight, %s (run %d; mean per 1/%d of the run)", rec.Cell, rec.Run, timelinePoints)
-	p.X.Label.Text = "lab seconds"
-	p.Y.Label.Text = "calls in flight"
-	p.Y.Min = 0
-	series := []struct {
-		name string
-		get  func(records.Sample) int
-	}{
-		{"enrichment", func(s records.Sample) int { return s.Enrichment }},
-		{"records (writes)", func(s records.Sample) int { return s.Records }},
-	}
-	top := 0.0
-	for i, s := range series {
-		xy := bucketMeans(rec.Client.Timeline, s.get, timelinePoints)
-		for _, pt := range xy {
-			top = max(top, pt.Y)
-		}
-		l, err := plotter.NewLine(xy)
-		if err != nil {
-			return nil, err
-		}
-		l.Color = palette[i]
-		p.Add(l)
-		p.Legend.Add(s.name, l)
-	}
-	roomForLegend(p, top, chartWidth, timelineHeight)
-	return p, nil
-}
-
-// timelinePoints bounds a timeline's points: samples taken every few
-// milliseconds over a minute would draw a barcode.
-const timelinePoints = 120
-
-// bucketMeans is the samples' mean value in at most n equal spans of the
-// run, each at its span's middle: a line that reads as a line.
-func bucketMeans(samples []records.Sample, get func(records.Sample) int, n int) plotter.XYs {
-	if len(samples) <= n {
-		xy := make(plotter.XYs, len(samples))
-		for k, smp := range samples {
-			xy[k] = plotter.XY{X: smp.T, Y: float64(get(smp))}
-		}
-		return xy
-	}
-	first, last := samples[0].T, samples[len(samples)-1].T
-	span := (last - first) / float64(n)
-	sums, counts := make([]float64, n), make([]int, n)
-	for _, smp := range samples {
-		b := min(int((smp.T-first)/span), n-1)
-		sums[b] += float64(get(smp))
-		counts[b]++
-	}
-	var xy plotter.XYs
-	for b := range n {
-		if counts[b] > 0 {
-			xy = append(xy, plotter.XY{X: first + (float64(b)+0.5)*span, Y: sums[b] / float64(counts[b])})
-		}
-	}
-	return xy
 }
 
 // errPoints are whiskers from min to max around each median.

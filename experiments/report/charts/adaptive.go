@@ -1,8 +1,7 @@
-package report
+package charts
 
 import (
 	"fmt"
-	"html/template"
 	"image/color"
 	"slices"
 
@@ -23,12 +22,14 @@ var adaptiveDeps = []string{api.Records, api.Enrichment}
 // capacityColor is the colour of the system of record's capacity lines.
 var capacityColor = color.Black
 
-// addAdaptiveFigures draws the adaptive section's charts: per scenario and
-// CPU setting with an adaptive strategy, its limits over run 1; per CPU
-// setting, the offered load amplification per strategy and scenario.
-func addAdaptiveFigures(r *judge.Results, sec *adaptiveSection) error {
+// Adaptive draws the adaptive section's charts: per scenario and CPU
+// setting with an adaptive strategy, its limits over run 1; per CPU
+// setting, when any cell retried, the offered load amplification per
+// strategy and scenario.
+func Adaptive(r *judge.Results) ([]Figure, error) {
 	sp := r.Experiment
 	cfg := config.Default() // the report has no other: the runner's MockConfig is not in the results
+	var out []Figure
 	for _, sc := range sp.Scenarios {
 		for _, cpu := range sp.CPUs {
 			var runs []judge.RunRecord
@@ -42,26 +43,39 @@ func addAdaptiveFigures(r *judge.Results, sec *adaptiveSection) error {
 			}
 			svg, caption, err := adaptiveLimitChart(r, cfg, sc, cpu.Name, runs)
 			if err != nil {
-				return fmt.Errorf("adaptive limits, %s: %w", sc, err)
+				return nil, fmt.Errorf("adaptive limits, %s: %w", sc, err)
 			}
 			if svg != "" {
-				sec.Figures = append(sec.Figures, htmlFigure{Caption: caption, SVG: template.HTML(svg)}) // #nosec G203: our own SVG
+				out = append(out, Figure{Caption: caption, SVG: svg})
 			}
 		}
 	}
+	if !slices.ContainsFunc(r.Cells, Retried) {
+		return out, nil // amplification is 1 throughout
+	}
 	for _, cpu := range sp.CPUs {
-		if !retries(r) {
-			break // amplification is 1 throughout
-		}
 		svg, caption, err := amplificationChart(r, cpu.Name)
 		if err != nil {
-			return fmt.Errorf("amplification, %s: %w", cpu.Name, err)
+			return nil, fmt.Errorf("amplification, %s: %w", cpu.Name, err)
 		}
 		if svg != "" {
-			sec.Figures = append(sec.Figures, htmlFigure{Caption: caption, SVG: template.HTML(svg)}) // #nosec G203: our own SVG
+			out = append(out, Figure{Caption: caption, SVG: svg})
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// Retried says whether a cell's runs retried: retries or denied retries,
+// or offered load other than its first attempts. Only when some cell did
+// is the amplification charted; the adaptive section's table shows such a
+// cell.
+func Retried(cs judge.CellSummary) bool {
+	for m, neutral := range map[string]float64{"records_retries": 0, "records_retries_denied": 0, "records_amplification": 1, "enrichment_amplification": 1} {
+		if s, ok := cs.Stats[m]; ok && s.N > 0 && (s.Max > neutral+1e-9 || s.Min < neutral-1e-9) {
+			return true
+		}
+	}
+	return false
 }
 
 // adaptiveRun is run 1 of a cell whose strategy has adaptive limits (only

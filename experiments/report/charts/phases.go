@@ -1,17 +1,13 @@
-package report
+package charts
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"image/color"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
@@ -28,23 +24,20 @@ var (
 	phaseMark  = color.RGBA{0x55, 0x55, 0x55, 0xff}
 )
 
-// addPhasedFigures draws each phased section's chart: accepted records and
-// write 503s per lab second over the run, one line per strategy.
-func addPhasedFigures(r *judge.Results, secs []phasedSection) error {
-	for i, s := range secs {
-		ps, ok := r.Experiment.Phased(s.scen)
-		if !ok {
-			continue
-		}
-		svg, caption, err := phasedChart(r, ps, s.scen, s.cpu)
-		if err != nil {
-			return fmt.Errorf("phased scenario %s: %w", s.Title, err)
-		}
-		if svg != "" {
-			secs[i].Figures = append(secs[i].Figures, htmlFigure{Caption: caption, SVG: template.HTML(svg)}) // #nosec G203: our own SVG
-		}
+// Phased draws a phased scenario's chart on one CPU setting: accepted
+// records and write 503s per lab second over the run, one line per
+// strategy; none when the scenario is not phased or no valid run kept its
+// seconds.
+func Phased(r *judge.Results, sc, cpu string) ([]Figure, error) {
+	ps, ok := r.Experiment.Phased(sc)
+	if !ok {
+		return nil, nil
 	}
-	return nil
+	svg, caption, err := phasedChart(r, ps, sc, cpu)
+	if err != nil || svg == "" {
+		return nil, err
+	}
+	return []Figure{{Caption: caption, SVG: svg}}, nil
 }
 
 // perSecondSeries is one strategy's median per lab second over its valid
@@ -223,24 +216,4 @@ func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) (*plot
 		}
 	}
 	return lb, nil
-}
-
-// SVG.
-func svgStacked(plots []*plot.Plot, w, h vg.Length) (string, error) {
-	c := vgsvg.New(w, h)
-	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: 6 * vg.Millimeter, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
-		PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	col := make([][]*plot.Plot, len(plots))
-	for i, p := range plots {
-		col[i] = []*plot.Plot{p}
-	}
-	canvases := plot.Align(col, tiles, draw.New(c))
-	for i, p := range plots {
-		tidy(p).Draw(canvases[i][0])
-	}
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
-	}
-	return inline(b.String()), nil
 }

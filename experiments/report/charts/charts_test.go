@@ -1,4 +1,4 @@
-package report
+package charts
 
 import (
 	"math"
@@ -72,11 +72,11 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 // The committed replication draws both of the lab's figures and one
 // timeline per strategy, each captioned or titled.
 func TestReportFiguresOfTheCommittedResults(t *testing.T) {
-	res, err := judge.ReadResults("../results/replication-v4/results.json")
+	res, err := judge.ReadResults("../../results/replication-v4/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	figs, err := figures(res)
+	figs, err := Figures(res)
 	if err != nil {
 		t.Fatal(err)
 	}
