@@ -78,7 +78,7 @@ lint:
 # LANES=1 in the environment runs the second group one at a time). A new
 # package joins the second group unless listed here (deploy/repocheck: the
 # repository's layout, size and word checks).
-PARALLEL_PKGS := budgets client/advise client/cpulimit client/pipeline client/probe \
+PARALLEL_PKGS := budgets client/advise client/cpulimit client/loadresult client/pipeline client/probe \
 	client/records client/sendpool client/split client/threshold client/transport cmd/internal/cli \
 	experiments/compare experiments/design experiments/judge experiments/models experiments/plan \
 	experiments/report experiments/report/charts \

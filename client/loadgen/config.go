@@ -3,16 +3,18 @@
 // when due whatever the replies do, or closed users who wait for each
 // reply. Every scheduled arrival is sent or dropped; every sent request
 // ends in exactly one outcome, joined with the mock service's request log
-// when the target has one.
+// when the target has one. What is done with a Result afterwards (the
+// segments' merge, the report for people, the figures thresholds check)
+// is client/loadresult's.
 package loadgen
 
 import (
-	"github.com/loadlab/loadlab/client/transport"
 	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -197,7 +199,7 @@ func (c Config) Validate() error {
 	if err := api.CheckTimeScale(c.TimeScale); err != nil {
 		return &field.Error{Field: "time_scale", Err: err}
 	}
-	if err := c.Segment.validate(); err != nil {
+	if err := c.Segment.Validate(); err != nil {
 		return err
 	}
 	if c.Segment.Count > 1 && c.StartAt.IsZero() {

@@ -58,7 +58,7 @@ func newGenerator(cfg Config, clock Clock) *generator {
 	unit := time.Duration(float64(time.Second) * cfg.TimeScale)
 	return &generator{cfg: cfg, clock: clock, unit: unit, metrics: newMetrics(cfg.Registerer), inFlightCap: cfg.inFlightCap(),
 		replies: map[Reply]int{}, statuses: map[int]int{}, overflow: map[Reply]int{}, timeline: make([]Second, cfg.Duration),
-		fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram()}
+		fromSchedule: NewLatencyHistogram(), fromSend: NewLatencyHistogram()}
 }
 
 // second is the model second of the run that t falls in, clamped to the run.

@@ -34,8 +34,8 @@ type Result struct {
 	// Config.Segment); nil for a whole run, and for a merge of segments.
 	// First, so that the JSON says at once whether it is a segment.
 	Segment *Segment `json:"segment,omitempty"`
-	// MergedSegments is how many segments Merge combined into this result;
-	// 0 for one generator's run.
+	// MergedSegments is how many segments loadresult.Merge combined into
+	// this result; 0 for one generator's run.
 	MergedSegments int `json:"merged_segments,omitempty"`
 
 	Requests      int      `json:"requests"`
@@ -74,7 +74,7 @@ type Result struct {
 	LatencyFromSend     Latency `json:"latency_from_send"`
 	// The two latency histograms themselves (real microseconds, HDR's V2
 	// compressed encoding in base64, as hdrhistogram.Decode reads it):
-	// Merge adds them up and recomputes the percentiles exactly.
+	// loadresult.Merge adds them up and recomputes the percentiles exactly.
 	LatencyFromScheduleHDR string `json:"latency_from_schedule_hdr,omitempty"`
 	LatencyFromSendHDR     string `json:"latency_from_send_hdr,omitempty"`
 	// ServerJoined: the target is a loadlab mock service whose request log
@@ -88,8 +88,8 @@ type Result struct {
 	TimeScale        float64 `json:"time_scale"`
 	// The run: its scenario (the schedule, and the endpoint's description
 	// as Config.Endpoint gave it), arrival mode, target and the moment its
-	// model second 0 began (Config.StartAt when given), by which Merge
-	// checks segments are of one schedule.
+	// model second 0 began (Config.StartAt when given), by which
+	// loadresult.Merge checks segments are of one schedule.
 	Scenario Scenario  `json:"scenario,omitzero"`
 	Arrivals Arrivals  `json:"arrivals,omitempty"`
 	Target   string    `json:"target,omitempty"`
@@ -160,16 +160,16 @@ type joinInput struct {
 	queueHighWater *int
 }
 
-// measureSending sets SentPerRealSecond and Saturated from the counts,
+// MeasureSending sets SentPerRealSecond and Saturated from the counts,
 // the timeline's length and the time scale.
-func (r *Result) measureSending() {
-	r.SentPerRealSecond = r.perRealSecond(r.Requests)
+func (r *Result) MeasureSending() {
+	r.SentPerRealSecond = r.PerRealSecond(r.Requests)
 	r.Saturated = 100*r.Behind > r.Scheduled || 100*r.LateStarts > r.Requests
 }
 
-// perRealSecond is n per real second of the run (its timeline's seconds
+// PerRealSecond is n per real second of the run (its timeline's seconds
 // at its time scale), 0 for a run of no length.
-func (r Result) perRealSecond(n int) float64 {
+func (r Result) PerRealSecond(n int) float64 {
 	if secs := float64(len(r.Timeline)) * r.TimeScale; secs > 0 {
 		return float64(n) / secs
 	}
@@ -184,22 +184,17 @@ func join(in joinInput) Result {
 		OnTime: in.replies[ReplyOnTime], Rejected: in.replies[ReplyRejected], ErrorStatus: in.replies[ReplyStatus],
 		TransportErrors: in.replies[ReplyTransport], StatusCodes: maps.Clone(in.statuses),
 		LateStarts: in.late, Senders: in.senders, MaxSendLagMs: float64(in.maxLag) / float64(time.Millisecond),
-		LatencyFromSchedule: summarise(in.fromSchedule, in.unit), LatencyFromSend: summarise(in.fromSend, in.unit),
-		LatencyFromScheduleHDR: encodeHistogram(in.fromSchedule), LatencyFromSendHDR: encodeHistogram(in.fromSend),
 		ServerIdentified: in.identified, TieWindowS: in.tieWindow, TimeScale: in.timeScale,
 		Partial: in.partial, LogError: in.logError, QueueHighWater: in.queueHighWater}
+	res.SetLatency(in.fromSchedule, in.fromSend, in.unit)
 	if res.StatusCodes == nil {
 		res.StatusCodes = map[int]int{}
 	}
 	res.Timeline = in.sampledTimeline()
 	in.joinRequests(&res)
-	res.measureSending()
+	res.MeasureSending()
 	if in.log != nil && res.Unjoined == 0 {
 		res.ServerJoined = true
-	}
-	if res.LatencyFromSchedule.Count > 0 {
-		p := res.LatencyFromSchedule.P95
-		res.P95LatencyS = &p
 	}
 	in.queueFigures(&res)
 	return res

@@ -17,7 +17,7 @@ func joinCase() (joinInput, func(float64) time.Time) {
 	in.tally = tally{sent: 12, dropped: 2, late: 1, maxLag: 120 * time.Millisecond,
 		replies:  map[Reply]int{ReplyOnTime: 2, ReplyRejected: 1, ReplyStatus: 2, ReplyTransport: 1, ReplyGaveUp: 5, ReplyPending: 1},
 		statuses: map[int]int{404: 1, 500: 1}, timeline: make([]Second, 6),
-		fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram()}
+		fromSchedule: NewLatencyHistogram(), fromSend: NewLatencyHistogram()}
 	record(in.fromSchedule, 500*time.Millisecond)
 	record(in.fromSchedule, 1500*time.Millisecond)
 	record(in.fromSend, 400*time.Millisecond)

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -15,7 +16,9 @@ const (
 	latencyDigits  = 3
 )
 
-func newLatencyHistogram() *hdrhistogram.Histogram {
+// NewLatencyHistogram is an empty latency histogram of that range and
+// precision, as a Result's are.
+func NewLatencyHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(latencyLowest, latencyHighest, latencyDigits)
 }
 
@@ -50,4 +53,63 @@ func summarise(h *hdrhistogram.Histogram, unit time.Duration) Latency {
 		return s(h.ValueAtPercentile(100 * rank / float64(n)))
 	}
 	return Latency{Count: n, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), P999: q(0.999), Max: s(h.Max())}
+}
+
+// SetLatency sets r's latency figures from the histograms of its on-time
+// requests' latencies from their scheduled time and from their sending
+// (real microseconds; unit is one model second): the summaries, the
+// histograms' encodings (the _hdr keys) and p95_latency_s.
+func (r *Result) SetLatency(fromSchedule, fromSend *hdrhistogram.Histogram, unit time.Duration) {
+	r.LatencyFromSchedule, r.LatencyFromSend = summarise(fromSchedule, unit), summarise(fromSend, unit)
+	r.LatencyFromScheduleHDR, r.LatencyFromSendHDR = encodeHistogram(fromSchedule), encodeHistogram(fromSend)
+	r.P95LatencyS = nil
+	if r.LatencyFromSchedule.Count > 0 {
+		p := r.LatencyFromSchedule.P95
+		r.P95LatencyS = &p
+	}
+}
+
+// LatencyHistograms decodes r's two latency histograms (its _hdr keys),
+// each checked against its summary's count, and says which does not
+// decode or holds another count.
+func (r Result) LatencyHistograms() (fromSchedule, fromSend *hdrhistogram.Histogram, err error) {
+	if fromSchedule, err = decodeLatency(r.LatencyFromScheduleHDR, r.LatencyFromSchedule.Count); err != nil {
+		return nil, nil, fmt.Errorf("latency_from_schedule: %w", err)
+	}
+	if fromSend, err = decodeLatency(r.LatencyFromSendHDR, r.LatencyFromSend.Count); err != nil {
+		return nil, nil, fmt.Errorf("latency_from_send: %w", err)
+	}
+	return fromSchedule, fromSend, nil
+}
+
+// encodeHistogram is h in HDR's V2 compressed encoding, in base64 (what
+// Decode reads); "" if it cannot be encoded.
+func encodeHistogram(h *hdrhistogram.Histogram) string {
+	if h == nil {
+		return ""
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// decodeLatency decodes an encoded latency histogram that must hold count
+// values; "" is an empty histogram, when count is 0.
+func decodeLatency(enc string, count int64) (*hdrhistogram.Histogram, error) {
+	if enc == "" {
+		if count != 0 {
+			return nil, fmt.Errorf("no histogram (its _hdr key) for %d latencies", count)
+		}
+		return NewLatencyHistogram(), nil
+	}
+	h, err := hdrhistogram.Decode([]byte(enc))
+	if err != nil {
+		return nil, fmt.Errorf("the histogram does not decode: %w", err)
+	}
+	if h.TotalCount() != count {
+		return nil, fmt.Errorf("the histogram holds %d latencies, the summary counts %d", h.TotalCount(), count)
+	}
+	return h, nil
 }

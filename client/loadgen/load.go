@@ -40,8 +40,8 @@ const capacityTimeout = 2 * time.Second
 //
 // With cfg.Segment i/n, Load sends only its part of the schedule from
 // cfg.StartAt; only segment 0 resets the mock service, each segment joins
-// its own requests with the shared request log, and Merge combines the n
-// results into the whole schedule's.
+// its own requests with the shared request log, and loadresult.Merge
+// combines the n results into the whole schedule's.
 func Load(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("loadgen: %w", err)

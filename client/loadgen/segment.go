@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/loadlab/loadlab/client/split"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -35,9 +33,9 @@ func ParseSegment(s string) (Segment, error) {
 	return Segment{Index: i, Count: n}, nil
 }
 
-// validate names what is wrong with s (a *field.Error of segment); the
+// Validate names what is wrong with s (a *field.Error of segment); the
 // zero value is the whole run.
-func (s Segment) validate() error {
+func (s Segment) Validate() error {
 	switch {
 	case s == Segment{}:
 		return nil
@@ -75,16 +73,3 @@ func SegmentArrivals(sc Schedule, s Segment) int {
 // ready to start (identified, and reset, the target): started late, its
 // segment would not be its part of the shared schedule. Nothing was sent.
 var ErrStartPassed = errors.New("loadgen: the start time has passed")
-
-// encodeHistogram is h in HDR's V2 compressed encoding, in base64 (what
-// Decode reads); "" if it cannot be encoded.
-func encodeHistogram(h *hdrhistogram.Histogram) string {
-	if h == nil {
-		return ""
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}

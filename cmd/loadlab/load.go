@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/cmd/internal/dashboard"
@@ -79,7 +80,7 @@ func (o loadOptions) load(ctx context.Context, stdout io.Writer, ui *dashboard.S
 	if err != nil {
 		return err
 	}
-	ui.Figures(res.Result.Figures())
+	ui.Figures(loadresult.Figures(res.Result))
 	if err := writeLoad(stdout, res, o.asJSON); err != nil {
 		return err
 	}
@@ -87,10 +88,10 @@ func (o loadOptions) load(ctx context.Context, stdout io.Writer, ui *dashboard.S
 	if o.asJSON {
 		out = os.Stderr
 		if res.Saturated {
-			fmt.Fprintln(os.Stderr, "load: "+loadgen.Saturation(res.Result))
+			fmt.Fprintln(os.Stderr, "load: "+loadresult.Saturation(res.Result))
 		}
 	}
-	if err := threshold.Report(out, "load", o.thresholds.List, res.Result.Figures(), threshold.Totals{Default: float64(res.Requests)}); err != nil && !res.Partial {
+	if err := threshold.Report(out, "load", o.thresholds.List, loadresult.Figures(res.Result), threshold.Totals{Default: float64(res.Requests)}); err != nil && !res.Partial {
 		return err
 	}
 	return loadExit(o.run.Generator(), res.Result)
@@ -117,7 +118,7 @@ func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the generator's Prometheus metrics on this address during the run")
 	fs.BoolVar(&o.run.Model, "compare-model", false, "also run the admission model with the same parameters and print both side by side")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object (with \"model\" when --compare-model)")
-	o.thresholds.Names = threshold.Names(loadgen.Result{}.Figures())
+	o.thresholds.Names = threshold.Names(loadresult.Figures(loadgen.Result{}))
 	fs.Var(&o.thresholds, "threshold", threshold.Usage("requests", "on_time>=99%, rejected==0, p99_ms<300",
 		"p50_ms, p90_ms, p95_ms, p99_ms, max_ms\n(latency from the scheduled time of the requests answered on time, in lab ms)"))
 	segment := fs.String("segment", "", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+

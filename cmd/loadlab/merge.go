@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
@@ -71,7 +72,7 @@ func mergeHint(err error) error {
 		return fmt.Errorf("%w (loadlab experiment --shard i/n writes them)", err)
 	case errors.Is(err, judge.ErrNoResultsLine):
 		return fmt.Errorf("%w (loadlab experiment --json-lines writes one)", err)
-	case errors.Is(err, loadgen.ErrNotSegment):
+	case errors.Is(err, loadresult.ErrNotSegment):
 		return fmt.Errorf("%w (loadlab load --segment i/n --json writes them)", err)
 	}
 	return err

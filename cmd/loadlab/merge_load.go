@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -33,8 +34,8 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 		segs = append(segs, r)
 		names = append(names, fmt.Sprintf("%s: segment %s", p, r.Segment))
 	}
-	merged, err := loadgen.Merge(segs)
-	if me, ok := errors.AsType[*loadgen.MergeError](err); ok {
+	merged, err := loadresult.Merge(segs)
+	if me, ok := errors.AsType[*loadresult.MergeError](err); ok {
 		return usageErr("merge: %v (%s)", mergeHint(me.Err), strings.Join(names, ", "))
 	}
 	if err != nil {
@@ -50,7 +51,7 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 	if err := atomicfile.Write(out, buf.Bytes()); err != nil {
 		return usageErr("merge: --out: %v", err)
 	}
-	if err := loadgen.WriteResult(stdout, merged); err != nil {
+	if err := loadresult.WriteResult(stdout, merged); err != nil {
 		return err
 	}
 	sc := merged.Scenario.Schedule

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/models"
 )
 
@@ -72,10 +73,10 @@ func RunAdmissionLoad(ctx context.Context, a AdmissionLoad) (AdmissionResult, er
 	return out, nil
 }
 
-// WriteAdmissionResult writes the real run for people (loadgen's
-// WriteResult) and, with the model's, both side by side.
+// WriteAdmissionResult writes the real run for people
+// (loadresult.WriteResult) and, with the model's, both side by side.
 func WriteAdmissionResult(w io.Writer, r AdmissionResult) error {
-	if err := loadgen.WriteResult(w, r.Result); err != nil {
+	if err := loadresult.WriteResult(w, r.Result); err != nil {
 		return err
 	}
 	if r.Model == nil {

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
@@ -141,7 +141,7 @@ func WriteAdmission(w io.Writer, s models.AdmissionScenario, r models.AdmissionR
 		}
 		return out
 	}
-	return loadgen.WriteChart(w, []loadgen.ChartRow{
+	return loadresult.WriteChart(w, []loadresult.ChartRow{
 		{Name: "arrivals", Values: val(func(x models.Second) int { return x.Arrivals })},
 		{Name: "queue", Values: val(func(x models.Second) int { return x.QueueLen })},
 		{Name: "on time", Values: val(func(x models.Second) int { return x.OnTime })},

@@ -1,4 +1,8 @@
-package loadgen
+// Package loadresult is what is done with a load's results once
+// loadgen.Load has them: the segments of one schedule merged into the
+// whole's result, the result written for people (its outcomes, figures and
+// a text chart over time), and the figures a threshold can name.
+package loadresult
 
 import (
 	"errors"
@@ -9,11 +13,13 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/loadlab/loadlab/client/loadgen"
 )
 
 // Merge combines the results of the n segments of one schedule (each
-// Load with Config.Segment i/n, the same scenario, arrivals, time scale,
-// target and StartAt) into the result of the whole: every count, outcome,
+// loadgen.Load with Config.Segment i/n, the same scenario, arrivals, time
+// scale, target and StartAt) into the result of the whole: every count, outcome,
 // status code and timeline second summed, latency percentiles recomputed
 // from the merged histograms. What only the shared station can say (the
 // queue's samples, peak, full and empty times) is segment 0's, which reset
@@ -22,14 +28,14 @@ import (
 // segments of different splits, schedules, targets or starts, a segment
 // missing or given twice, and a partial (interrupted) segment. It is a pure
 // function.
-func Merge(segments []Result) (Result, error) {
+func Merge(segments []loadgen.Result) (loadgen.Result, error) {
 	ordered, err := orderSegments(segments)
 	if err != nil {
-		return Result{}, &MergeError{Err: err}
+		return loadgen.Result{}, &MergeError{Err: err}
 	}
 	for _, r := range ordered {
 		if err := checkSegment(ordered[0], r); err != nil {
-			return Result{}, &MergeError{Err: err}
+			return loadgen.Result{}, &MergeError{Err: err}
 		}
 	}
 	mg := newMerger(ordered[0], len(ordered))
@@ -37,9 +43,9 @@ func Merge(segments []Result) (Result, error) {
 		mg.add(r)
 	}
 	m := mg.result()
-	m.measureSending()
-	if err := m.check(); err != nil { // sums of sound segments: cannot happen
-		return Result{}, &MergeError{Err: fmt.Errorf("the merged result %w", err)}
+	m.MeasureSending()
+	if err := check(m); err != nil { // sums of sound segments: cannot happen
+		return loadgen.Result{}, &MergeError{Err: fmt.Errorf("the merged result %w", err)}
 	}
 	return m, nil
 }
@@ -51,14 +57,14 @@ var ErrNotSegment = errors.New("not a segment's result")
 // MergeError is why segments do not merge.
 type MergeError struct{ Err error }
 
-func (e *MergeError) Error() string { return "loadgen: merge: " + e.Err.Error() }
+func (e *MergeError) Error() string { return "loadresult: merge: " + e.Err.Error() }
 
 func (e *MergeError) Unwrap() error { return e.Err }
 
 // orderSegments returns the segments of one split in index order, or says
 // why they are not: not segments, of different splits, invalid, one given
 // twice or missing.
-func orderSegments(segments []Result) ([]Result, error) {
+func orderSegments(segments []loadgen.Result) ([]loadgen.Result, error) {
 	if len(segments) == 0 {
 		return nil, errors.New("no segments")
 	}
@@ -75,7 +81,7 @@ func orderSegments(segments []Result) ([]Result, error) {
 			return nil, fmt.Errorf("segment %s and segment %s are of different splits (%d and %d segments)",
 				segments[0].Segment, s, n, s.Count)
 		}
-		if err := s.validate(); err != nil || s.whole() {
+		if err := s.Validate(); err != nil || s == (loadgen.Segment{}) {
 			return nil, fmt.Errorf("result %d is not a valid segment: %s", i+1, s)
 		}
 		if j, dup := at[s.Index]; dup {
@@ -86,13 +92,13 @@ func orderSegments(segments []Result) ([]Result, error) {
 	var missing []string
 	for k := range n {
 		if _, ok := at[k]; !ok {
-			missing = append(missing, Segment{k, n}.String())
+			missing = append(missing, loadgen.Segment{Index: k, Count: n}.String())
 		}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("segment %s missing: the %d segments together are the schedule", strings.Join(missing, ", "), n)
 	}
-	ordered := make([]Result, n)
+	ordered := make([]loadgen.Result, n)
 	for k, i := range at {
 		ordered[k] = segments[i]
 	}
@@ -101,24 +107,24 @@ func orderSegments(segments []Result) ([]Result, error) {
 
 // merger adds up sound segments of one run, segment 0 first.
 type merger struct {
-	m                      Result
-	s0                     Result
+	m                      loadgen.Result
+	s0                     loadgen.Result
 	fromSchedule, fromSend *hdrhistogram.Histogram
 	clients, logErrors     []string
 }
 
 // newMerger starts the merge of n segments from segment 0's run and its
 // station's figures.
-func newMerger(s0 Result, n int) *merger {
-	return &merger{s0: s0, fromSchedule: newLatencyHistogram(), fromSend: newLatencyHistogram(),
-		m: Result{MergedSegments: n, Scenario: s0.Scenario, Arrivals: s0.Arrivals, Target: s0.Target, StartAt: s0.StartAt,
+func newMerger(s0 loadgen.Result, n int) *merger {
+	return &merger{s0: s0, fromSchedule: loadgen.NewLatencyHistogram(), fromSend: loadgen.NewLatencyHistogram(),
+		m: loadgen.Result{MergedSegments: n, Scenario: s0.Scenario, Arrivals: s0.Arrivals, Target: s0.Target, StartAt: s0.StartAt,
 			TimeScale: s0.TimeScale, TieWindowS: s0.TieWindowS, StatusCodes: map[int]int{}, ServerJoined: true, ServerIdentified: true,
 			PeakQueue: s0.PeakQueue, QueueEmptyAtS: clonePtr(s0.QueueEmptyAtS), QueueFullAtS: clonePtr(s0.QueueFullAtS),
-			Timeline: make([]Second, len(s0.Timeline))}}
+			Timeline: make([]loadgen.Second, len(s0.Timeline))}}
 }
 
 // add adds segment r's counts, timeline and latencies.
-func (mg *merger) add(r Result) {
+func (mg *merger) add(r loadgen.Result) {
 	m := &mg.m
 	m.Requests += r.Requests
 	m.OnTime += r.OnTime
@@ -164,40 +170,33 @@ func (mg *merger) add(r Result) {
 		sum.TooLate += s.TooLate
 		sum.GaveUp += s.GaveUp
 	}
-	// checkSegment decoded both already: they decode.
-	h, _ := decodeLatency(r.LatencyFromScheduleHDR, r.LatencyFromSchedule.Count)
-	mg.fromSchedule.Merge(h)
-	h, _ = decodeLatency(r.LatencyFromSendHDR, r.LatencyFromSend.Count)
-	mg.fromSend.Merge(h)
+	fromSchedule, fromSend, _ := r.LatencyHistograms() // checkSegment decoded both already: they decode
+	mg.fromSchedule.Merge(fromSchedule)
+	mg.fromSend.Merge(fromSend)
 }
 
 // result is the merge: the station's queue samples segment 0's, the
 // latency percentiles those of the merged histograms.
-func (mg *merger) result() Result {
+func (mg *merger) result() loadgen.Result {
 	m := mg.m
 	for t := range m.Timeline {
 		m.Timeline[t].Queue = mg.s0.Timeline[t].Queue // the one station's samples, segment 0's
 	}
 	m.Client = strings.Join(mg.clients, ",")
 	m.LogError = strings.Join(mg.logErrors, "; ")
-	unit := time.Duration(float64(time.Second) * m.TimeScale) // as newGenerator
-	m.LatencyFromSchedule, m.LatencyFromSend = summarise(mg.fromSchedule, unit), summarise(mg.fromSend, unit)
-	m.LatencyFromScheduleHDR, m.LatencyFromSendHDR = encodeHistogram(mg.fromSchedule), encodeHistogram(mg.fromSend)
-	if m.LatencyFromSchedule.Count > 0 {
-		p := m.LatencyFromSchedule.P95
-		m.P95LatencyS = &p
-	}
+	unit := time.Duration(float64(time.Second) * m.TimeScale) // one model second, as the generator's
+	m.SetLatency(mg.fromSchedule, mg.fromSend, unit)
 	return m
 }
 
 // checkSegment says why segment r cannot be merged with segment 0, s0:
 // interrupted, of another run, inconsistent in itself.
-func checkSegment(s0, r Result) error {
+func checkSegment(s0, r loadgen.Result) error {
 	name := "segment " + r.Segment.String()
 	if r.Partial {
 		return fmt.Errorf("%s is partial (interrupted): it holds only part of its share of the schedule", name)
 	}
-	if r.Scenario == (Scenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
+	if r.Scenario == (loadgen.Scenario{}) || r.Arrivals == "" || r.TimeScale <= 0 || r.StartAt.IsZero() {
 		return fmt.Errorf("%s does not say its schedule (scenario, arrivals, time scale, start): it is %w", name, ErrNotSegment)
 	}
 	var diff []string
@@ -226,50 +225,25 @@ func checkSegment(s0, r Result) error {
 		return fmt.Errorf("%s has %d timeline seconds, segment %s %d, the scenario %d", name, len(r.Timeline), s0.Segment,
 			len(s0.Timeline), r.Scenario.Duration)
 	}
-	if err := r.check(); err != nil {
+	if err := check(r); err != nil {
 		return fmt.Errorf("%s %w", name, err)
 	}
-	if r.Scenario.Mode == Open {
-		if want := SegmentArrivals(r.Scenario.Schedule, *r.Segment); r.Scheduled != want {
+	if r.Scenario.Mode == loadgen.Open {
+		if want := loadgen.SegmentArrivals(r.Scenario.Schedule, *r.Segment); r.Scheduled != want {
 			return fmt.Errorf("%s scheduled %d arrivals, not its %d of the schedule", name, r.Scheduled, want)
 		}
 	}
-	for _, l := range []struct {
-		name, hdr string
-		count     int64
-	}{{"latency_from_schedule", r.LatencyFromScheduleHDR, r.LatencyFromSchedule.Count},
-		{"latency_from_send", r.LatencyFromSendHDR, r.LatencyFromSend.Count}} {
-		if _, err := decodeLatency(l.hdr, l.count); err != nil {
-			return fmt.Errorf("%s: %s: %w", name, l.name, err)
-		}
+	if _, _, err := r.LatencyHistograms(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// decodeLatency decodes an encoded latency histogram that must hold count
-// values; "" is an empty histogram, when count is 0.
-func decodeLatency(enc string, count int64) (*hdrhistogram.Histogram, error) {
-	if enc == "" {
-		if count != 0 {
-			return nil, fmt.Errorf("no histogram (its _hdr key) for %d latencies", count)
-		}
-		return newLatencyHistogram(), nil
-	}
-	h, err := hdrhistogram.Decode([]byte(enc))
-	if err != nil {
-		return nil, fmt.Errorf("the histogram does not decode: %w", err)
-	}
-	if h.TotalCount() != count {
-		return nil, fmt.Errorf("the histogram holds %d latencies, the summary counts %d", h.TotalCount(), count)
-	}
-	return h, nil
 }
 
 // check says what breaks the invariants of a whole (not partial) Result:
 // every request in one outcome, every error status under its code, every
 // scheduled arrival sent, dropped or behind, and in the timeline's second
 // it was scheduled in.
-func (r Result) check() error {
+func check(r loadgen.Result) error {
 	sum := 0
 	for _, n := range r.Outcomes() {
 		sum += n
@@ -288,7 +262,7 @@ func (r Result) check() error {
 	if codes != r.ErrorStatus {
 		return fmt.Errorf("does not add up: its status codes count %d, its error statuses %d", codes, r.ErrorStatus)
 	}
-	var tl Second
+	var tl loadgen.Second
 	for _, s := range r.Timeline {
 		tl.Arrivals, tl.Dropped, tl.Behind = tl.Arrivals+s.Arrivals, tl.Dropped+s.Dropped, tl.Behind+s.Behind
 	}

@@ -1,4 +1,4 @@
-package loadgen
+package loadresult
 
 import (
 	"fmt"
@@ -8,21 +8,23 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/client/loadgen"
 )
 
 // Saturation says that the generator could not keep its schedule, the rate
 // it reached, and what to do.
-func Saturation(r Result) string {
+func Saturation(r loadgen.Result) string {
 	return fmt.Sprintf("GENERATOR SATURATED: it sent %.0f requests per real second of the %.0f scheduled (%.1f%% behind, %.1f%% started late): "+
 		"the figures are those of a smaller load than the schedule's; give it a core of its own, lower the rate, or split the load into segments",
-		r.SentPerRealSecond, r.perRealSecond(r.Scheduled), 100*float64(r.Behind)/float64(max(r.Scheduled, 1)), 100*float64(r.LateStarts)/float64(max(r.Requests, 1)))
+		r.SentPerRealSecond, r.PerRealSecond(r.Scheduled), 100*float64(r.Behind)/float64(max(r.Scheduled, 1)), 100*float64(r.LateStarts)/float64(max(r.Requests, 1)))
 }
 
 // WriteResult writes a load run's result for people: every outcome, what
 // the generator could not do, latency percentiles, the server's figures,
 // and a chart over time. The run's parameters are the result's own
 // (Scenario, Arrivals, TimeScale, Target).
-func WriteResult(w io.Writer, r Result) error {
+func WriteResult(w io.Writer, r loadgen.Result) error {
 	fmt.Fprintf(w, "Real run: %s generator, %s arrivals, time scale %g, against %s (%s client, at most %d requests in flight)\n",
 		r.Scenario.Mode, r.Arrivals, r.TimeScale, r.Target, r.Client, r.MaxInFlight)
 	switch {
@@ -62,7 +64,7 @@ func WriteResult(w io.Writer, r Result) error {
 	}
 	for _, l := range []struct {
 		name string
-		l    Latency
+		l    loadgen.Latency
 	}{{"from the scheduled time", r.LatencyFromSchedule}, {"from sending", r.LatencyFromSend}} {
 		if l.l.Count == 0 {
 			continue
@@ -82,7 +84,7 @@ func WriteResult(w io.Writer, r Result) error {
 		}
 	}
 	fmt.Fprintln(w)
-	val := func(f func(Second) int) []int {
+	val := func(f func(loadgen.Second) int) []int {
 		out := make([]int, len(r.Timeline))
 		for i, s := range r.Timeline {
 			out[i] = f(s)
@@ -90,12 +92,12 @@ func WriteResult(w io.Writer, r Result) error {
 		return out
 	}
 	return WriteChart(w, []ChartRow{
-		{Name: "arrivals", Values: val(func(s Second) int { return s.Arrivals })},
-		{Name: "queue", Values: val(func(s Second) int { return s.Queue })},
-		{Name: "on time", Values: val(func(s Second) int { return s.OnTime })},
-		{Name: "rejected", Values: val(func(s Second) int { return s.Rejected })},
-		{Name: "too late", Values: val(func(s Second) int { return s.TooLate })},
-		{Name: "dropped", Values: val(func(s Second) int { return s.Dropped })},
+		{Name: "arrivals", Values: val(func(s loadgen.Second) int { return s.Arrivals })},
+		{Name: "queue", Values: val(func(s loadgen.Second) int { return s.Queue })},
+		{Name: "on time", Values: val(func(s loadgen.Second) int { return s.OnTime })},
+		{Name: "rejected", Values: val(func(s loadgen.Second) int { return s.Rejected })},
+		{Name: "too late", Values: val(func(s loadgen.Second) int { return s.TooLate })},
+		{Name: "dropped", Values: val(func(s loadgen.Second) int { return s.Dropped })},
 	})
 }
 
