@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/runcmd"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -25,29 +23,7 @@ func enterRunProcess() {
 	if raw == "" {
 		return
 	}
-	os.Exit(exitCode(runProcess(raw, os.Stdout), os.Stderr))
-}
-
-// runProcess is the run raw describes (a records.Config as JSON), its
-// result written to stdout as loadlab run --json writes it.
-func runProcess(raw string, stdout io.Writer) error {
-	var cfg records.Config
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return usageErr("run process: %s: %v", runner.EnvRunProcess, err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageErr("run process: %v", err)
-	}
-	// SIGTERM, as Ctrl-C: no new record; those in flight finish. Again: abort.
-	s, err := cli.Begin("", nil, os.Stderr)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	cfg.Stop = s.Stop
-	res, err := records.Run(s.Ctx, cfg)
-	o := runOptions{asJSON: true}
-	return o.finish(stdout, res, err)
+	os.Exit(exitCode(runcmd.Process(raw, os.Stdout), os.Stderr))
 }
 
 // enterMockProcess serves the mock service when runner.EnvMockProcess

@@ -16,10 +16,6 @@ func newFlagSet(name, synopsis string, stdout io.Writer) (*flag.FlagSet, func([]
 
 // helpIntro opens each command's help: one line of purpose, then examples.
 var helpIntro = map[string]string{
-	"run": "Runs one batch of records under a strategy; every record ends in exactly one state.\n\nExamples:\n" +
-		"  loadlab run --strategy C4 --records 200      # the lab's pipeline, against mockservice on 127.0.0.1:8080\n" +
-		"  loadlab run --pipeline shop.yaml --strategy-file advised.yaml --records 1000 --threshold 'rejected<1%'\n" +
-		"  loadlab run --strategy C2 --profile slow-write --json\n\n",
 	"load": "Offers an endpoint open load (arrivals on a schedule) or closed load (users); every request ends in one outcome.\n\nExamples:\n" +
 		"  loadlab load                                 # the admission model's ramp, against an endpoint in this process\n" +
 		"  loadlab load --target http://127.0.0.1:9000/api --base-rate 50 --peak-rate 200 --threshold 'p99_ms<300'\n" +
@@ -49,15 +45,6 @@ var helpIntro = map[string]string{
 
 // helpGroups shows each command's flags by what they are about.
 var helpGroups = map[string][]cli.Group{
-	"run": {
-		{Name: "Target", Flags: []string{"target", "pipeline", "call-url", "wait", "profile", "reset", "admin-token"}},
-		{Name: "Workload", Flags: []string{"records", "duration", "phases", "start-at", "time-scale", "run-id"}},
-		{Name: "Budgets", Flags: []string{"strategy", "strategy-file", "permits", "rates", "records-in-flight", "shared-permits",
-			"enrichment-permits", "write-permits", "enrichment-rate", "write-rate", "adaptive", "retries", "retry-backoff",
-			"retry-budget", "call-timeout", "permit-timeout"}},
-		{Name: "Output", Flags: []string{"json", "threshold", "sample-interval", "metrics-listen", "ui", "ui-keep"}},
-		{Name: "Advanced", Flags: []string{"faults"}},
-	},
 	"load": {
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
 		{Name: "Workload", Flags: []string{"generator", "base-rate", "peak-rate", "ramp-start", "ramp-end", "duration", "users", "think", "timeout", "time-scale", "arrivals", "segment", "start-at"}},

@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/runcmd"
 )
 
 func main() {
@@ -126,7 +126,7 @@ func dispatch(args []string, stdout io.Writer) error {
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout)
 	case "run":
-		return runRecords(args[1:], stdout)
+		return runcmd.Main(args[1:], stdout)
 	case "load":
 		return runLoad(args[1:], stdout)
 	case "experiment":
@@ -174,11 +174,7 @@ var (
 
 var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "load", "simulate", "version", "help"}
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+var writeJSON = cli.WriteJSON
 
 // partFlag is the error of a flag that takes "i/n" (--shard, --segment):
 // a value that still holds "$(" is an index its orchestrator did not

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -248,4 +249,11 @@ func (p *Pairs) Set(text string) error {
 		p.M[k] = x
 	}
 	return nil
+}
+
+// WriteJSON writes v to w as indented JSON, as every command's --json does.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

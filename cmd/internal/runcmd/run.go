@@ -1,4 +1,4 @@
-package main
+package runcmd
 
 import (
 	"context"
@@ -23,8 +23,6 @@ import (
 	"github.com/loadlab/loadlab/cmd/internal/dashboard"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
-
-var runSynopsis = synopsis("run")
 
 // runFlags maps the fields named in the records package's errors to
 // loadlab run's flags.
@@ -113,8 +111,10 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-listen", "", "serve the budgets' Prometheus metrics (calls in flight, permit waits, classes) on this address during the run")
 }
 
-func runRecords(args []string, stdout io.Writer) error {
-	fs, parse := newFlagSet("run", runSynopsis, stdout)
+// Main is loadlab run: one batch of records (or a time-bounded run) under
+// a strategy, against the lab's mock service or a pipeline of one's own.
+func Main(args []string, stdout io.Writer) error {
+	fs, parse := newFlagSet(stdout)
 	var o runOptions
 	o.bind(fs)
 	if err := parse(args); err != nil {
