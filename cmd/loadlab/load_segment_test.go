@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/loadgen"
+	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -51,8 +52,8 @@ func TestLoadSegmentsMergeCLI(t *testing.T) {
 		t.FailNow()
 	}
 	for i, f := range files {
-		if !loadgen.IsResultFile(f) {
-			t.Errorf("IsResultFile(%s) is false", f)
+		if !loadresult.IsFile(f) {
+			t.Errorf("IsFile(%s) is false", f)
 		}
 		b, _ := os.ReadFile(f)
 		var m map[string]json.RawMessage
@@ -65,8 +66,8 @@ func TestLoadSegmentsMergeCLI(t *testing.T) {
 			}
 		}
 	}
-	if loadgen.IsResultFile(dir) {
-		t.Error("IsResultFile(a folder) is true")
+	if loadresult.IsFile(dir) {
+		t.Error("IsFile(a folder) is true")
 	}
 
 	merged := filepath.Join(dir, "merged.json")

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
@@ -119,7 +118,7 @@ func runMerge(args []string, stdout io.Writer) error {
 	}
 	// Segments of a load (loadlab load --segment i/n --json) merge into
 	// one load result.
-	if loadgen.IsResultFile(paths[0]) {
+	if loadresult.IsFile(paths[0]) {
 		return mergeLoad(paths, *out, stdout)
 	}
 	var parts []judge.Part

@@ -20,7 +20,7 @@ func mergeLoad(paths []string, out string, stdout io.Writer) error {
 	var segs []loadgen.Result
 	var names []string
 	for _, p := range paths {
-		r, err := loadgen.ReadResultFile(p)
+		r, err := loadresult.ReadFile(p)
 		if err != nil {
 			return usageErr("merge: %v", err)
 		}

@@ -1,19 +1,21 @@
-package loadgen
+package loadresult
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/loadlab/loadlab/client/loadgen"
 )
 
-// IsResultFile reports whether path is a file holding the JSON result of
+// IsFile reports whether path is a file holding the JSON result of
 // loadlab load --segment i/n --json: a regular file whose top-level object
 // has a "segment" key (a load result's first) — or a "scheduled" key, a
 // whole load's result, which loadlab merge then refuses by name. It reads the
 // object's keys only up to the answer: a --json-lines log of loadlab
 // experiment begins {"kind": and is not one.
-func IsResultFile(path string) bool {
+func IsFile(path string) bool {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
 		return false
@@ -46,16 +48,16 @@ func IsResultFile(path string) bool {
 	return false
 }
 
-// ReadResultFile reads one segment's --json output (a result, perhaps with
+// ReadFile reads one segment's --json output (a result, perhaps with
 // "model" beside it, which is ignored).
-func ReadResultFile(path string) (Result, error) {
+func ReadFile(path string) (loadgen.Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Result{}, err
+		return loadgen.Result{}, err
 	}
-	var r Result
+	var r loadgen.Result
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Result{}, fmt.Errorf("%s is not the JSON of loadlab load --json: %v", path, err)
+		return loadgen.Result{}, fmt.Errorf("%s is not the JSON of loadlab load --json: %v", path, err)
 	}
 	return r, nil
 }
