@@ -1,6 +1,8 @@
 package records
 
 import (
+	"context"
+	"math"
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
@@ -95,4 +97,66 @@ type Result struct {
 	Server    *api.Stats     `json:"server,omitempty"`
 	Timeline  []Sample       `json:"timeline,omitempty"`
 	cpulimit.Runtime
+}
+
+// ended is what a run's records leave when the last has ended: the target
+// as identified, the budgets' metrics, when the run's clock started, how
+// long it ran, the records begun and their limit in flight, the sampled
+// timeline.
+type ended struct {
+	identity        *api.Identity
+	metrics         *budgets.Metrics
+	start           time.Time
+	elapsed         time.Duration
+	begun, inFlight int
+	timeline        []Sample
+}
+
+// result is the run's Result, assembled in one place: the tally's states,
+// seconds and phases, the budgets' classes and peaks, calls sent, writes
+// created, retries, adaptive limits, rates, and the server's own view
+// when the target is a loadlab mock service.
+func (r *runner) result(ctx context.Context, e ended) Result {
+	res := Result{Strategy: r.cfg.Strategy.Name, Params: r.cfg.Strategy,
+		DurationSeconds: e.elapsed.Seconds(), RecordsInFlight: e.inFlight,
+		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
+		TimeScale: r.cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: e.timeline,
+		ServerIdentified: e.identity != nil, Partial: ctx.Err() != nil || stopped(r.cfg.Stop), StartedAt: e.start.UTC()}
+	if !r.cfg.StartAt.IsZero() {
+		res.StartLateSeconds = max(e.start.Sub(r.cfg.StartAt).Seconds(), 0)
+	}
+	r.tally.fill(&res, r.cfg, e.begun, e.elapsed)
+	for dep, st := range e.metrics.Snapshot() {
+		res.PeakInFlight[dep] = st.PeakInFlight
+		res.Calls[dep] = st.Calls
+		res.PermitTimeouts += st.Calls[budgets.PermitTimeout]
+		res.RateTimeouts += st.Calls[budgets.RateTimeout]
+		res.CallTimeouts += st.Calls[budgets.CallTimeout]
+		res.Errors += st.Calls[budgets.Error]
+	}
+	res.WriteRejections = res.Calls[r.pipeline.Write()][budgets.Rejected]
+	res.CallsSent = map[string]int{}
+	for dep, n := range r.sent {
+		res.CallsSent[dep] = int(n.Load())
+	}
+	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
+	res.Attempts, res.RetriedWritesUnanswered = r.retry.result(res.CallsSent), int(r.retry.unansweredRetries.Load())
+	res.ErrorKinds = r.kinds
+	res.AdaptiveLimits = r.limits()
+	res.Limits = limitStats(e.timeline, 0, math.Inf(1))
+	for i := range res.Phases {
+		res.Phases[i].Limits = limitStats(e.timeline, res.Phases[i].Start, res.Phases[i].End)
+	}
+	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / e.elapsed.Seconds()
+	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * r.cfg.TimeScale
+	// The server's own view, only from a loadlab mock service.
+	if e.identity != nil {
+		if st, err := (api.Client{BaseURL: r.cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {
+			res.Server = &st
+			if w, ok := st.Stations[r.pipeline.Write()]; ok {
+				res.PeakConcurrentWrite = &w.HighWater.Offered
+			}
+		}
+	}
+	return res
 }

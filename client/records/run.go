@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/budgets"
-	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/client/transport"
@@ -317,46 +315,5 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	elapsed := time.Since(start)
 	timeline := stopSampling()
 
-	res := Result{Strategy: cfg.Strategy.Name, Params: cfg.Strategy,
-		DurationSeconds: elapsed.Seconds(), RecordsInFlight: inFlight,
-		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
-		TimeScale: cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: timeline,
-		ServerIdentified: identity != nil, Partial: ctx.Err() != nil || stopped(cfg.Stop), StartedAt: start.UTC()}
-	if !cfg.StartAt.IsZero() {
-		res.StartLateSeconds = max(start.Sub(cfg.StartAt).Seconds(), 0)
-	}
-	r.tally.fill(&res, cfg, begun, elapsed)
-	for dep, st := range metrics.Snapshot() {
-		res.PeakInFlight[dep] = st.PeakInFlight
-		res.Calls[dep] = st.Calls
-		res.PermitTimeouts += st.Calls[budgets.PermitTimeout]
-		res.RateTimeouts += st.Calls[budgets.RateTimeout]
-		res.CallTimeouts += st.Calls[budgets.CallTimeout]
-		res.Errors += st.Calls[budgets.Error]
-	}
-	res.WriteRejections = res.Calls[p.Write()][budgets.Rejected]
-	res.CallsSent = map[string]int{}
-	for dep, n := range r.sent {
-		res.CallsSent[dep] = int(n.Load())
-	}
-	res.WritesCreated, res.WritesDuplicate = int(r.created.Load()), int(r.duplicate.Load())
-	res.Attempts, res.RetriedWritesUnanswered = r.retry.result(res.CallsSent), int(r.retry.unansweredRetries.Load())
-	res.ErrorKinds = r.kinds
-	res.AdaptiveLimits = r.limits()
-	res.Limits = limitStats(timeline, 0, math.Inf(1))
-	for i := range res.Phases {
-		res.Phases[i].Limits = limitStats(timeline, res.Phases[i].Start, res.Phases[i].End)
-	}
-	res.AcceptedPerRealSecond = float64(res.Complete+res.Incomplete) / elapsed.Seconds()
-	res.AcceptedPerLabSecond = res.AcceptedPerRealSecond * cfg.TimeScale
-	// The server's own view, only from a loadlab mock service.
-	if identity != nil {
-		if st, err := (api.Client{BaseURL: cfg.Target, HTTP: r.http}).Scrape(context.WithoutCancel(ctx)); err == nil {
-			res.Server = &st
-			if w, ok := st.Stations[p.Write()]; ok {
-				res.PeakConcurrentWrite = &w.HighWater.Offered
-			}
-		}
-	}
-	return res, nil
+	return r.result(ctx, ended{identity: identity, metrics: metrics, start: start, elapsed: elapsed, begun: begun, inFlight: inFlight, timeline: timeline}), nil
 }
