@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,12 +56,13 @@ type experimentOptions struct {
 	jsonLines, force, cont                                        bool
 	// lines, with --json-lines, prints each run and then the results.
 	lines *jsonLineWriter
-	// resume is --resume's folder, log its run log; given the flags set on
-	// the command line; stopped why the runner stopped before the end.
-	resume  string
-	log     *runlog.Log
-	given   map[string]string
-	stopped error
+	// resume is --resume's folder, log its run log; notResumed the flags
+	// given that --resume does not take; stopped why the runner stopped
+	// before the end.
+	resume     string
+	log        *runlog.Log
+	notResumed []string
+	stopped    error
 	// ui is --ui's address; dash its dashboard, live the experiment on it.
 	ui     string
 	uiKeep bool
@@ -131,8 +133,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 	if err := parse(args); err != nil {
 		return err
 	}
-	o.given = map[string]string{}
-	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = f.Value.String() })
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(resumeFlags, f.Name) {
+			o.notResumed = append(o.notResumed, "--"+f.Name)
+		}
+	})
 	if o.calibrationPairs >= 0 {
 		o.overrides.CalibrationPairs = &o.calibrationPairs
 	}
@@ -240,7 +245,7 @@ func builtIn(given, name, repoPath string) (files design.Files, path, shown stri
 // runs.
 func (o *experimentOptions) announce(pe plannedExperiment) {
 	if pe.dir != "" {
-		for _, line := range runlog.Announce(pe.dir, o.given, o.log, o.out == "" && pe.shard == nil, pe.Spec.Name) {
+		for _, line := range runlog.Announce(pe.dir, o.reach(), o.log, o.out == "" && pe.shard == nil, pe.Spec.Name) {
 			fmt.Fprintln(os.Stderr, "loadlab experiment: "+line)
 		}
 	}

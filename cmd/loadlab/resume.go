@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/cmd/internal/cli"
@@ -24,15 +23,8 @@ func (o *experimentOptions) fromLog() error {
 	if o.resume == "" {
 		return nil
 	}
-	var other []string
-	for name := range o.given {
-		if !slices.Contains(resumeFlags, name) {
-			other = append(other, "--"+name)
-		}
-	}
-	if len(other) > 0 && !o.cont {
-		slices.Sort(other)
-		return usageErr("experiment: --resume takes the experiment's files and settings from its run log: %s cannot be given with it", strings.Join(other, ", "))
+	if len(o.notResumed) > 0 && !o.cont {
+		return usageErr("experiment: --resume takes the experiment's files and settings from its run log: %s cannot be given with it", strings.Join(o.notResumed, ", "))
 	}
 	l, err := runlog.Read(o.resume)
 	if err != nil {
@@ -100,7 +92,7 @@ func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
 // partial results written: 130 interrupted, 1 when its run log could not
 // be written; either way with the command that finishes it.
 func (o *experimentOptions) unfinished(pe plannedExperiment, res *judge.Results) error {
-	resume := runlog.Command(pe.dir, o.given)
+	resume := runlog.Command(pe.dir, o.reach())
 	if errors.Is(o.stopped, runner.ErrJournal) {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s: %v; partial results written to %s, every run logged before is kept: "+
 			"make room, then finish it with: %s", res.Partial, o.stopped, pe.dir, resume)}
@@ -113,8 +105,14 @@ func (o *experimentOptions) unfinished(pe plannedExperiment, res *judge.Results)
 func (o *experimentOptions) unwritten(pe plannedExperiment, werr error) error {
 	if errors.Is(o.stopped, runner.ErrJournal) {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %v; and the results could not be written: %v; every run logged before is kept: "+
-			"make room, then finish it with: %s", o.stopped, werr, runlog.Command(pe.dir, o.given))}
+			"make room, then finish it with: %s", o.stopped, werr, runlog.Command(pe.dir, o.reach()))}
 	}
 	return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %v; the run log %s holds the runs: "+
-		"make room, then write the results with: %s", werr, filepath.Join(pe.dir, runlog.Name), runlog.Command(pe.dir, o.given))}
+		"make room, then write the results with: %s", werr, filepath.Join(pe.dir, runlog.Name), runlog.Command(pe.dir, o.reach()))}
+}
+
+// reach is where the command line said the mock services are and what it
+// prints, for the command that finishes the experiment.
+func (o *experimentOptions) reach() runlog.Reach {
+	return runlog.Reach{Target: o.target, AdminToken: o.adminToken, RealTimeTarget: o.realTimeTarget, Wait: o.wait, JSONLines: o.jsonLines}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Held says what of an earlier experiment dir holds: results, a
@@ -23,20 +24,32 @@ func Held(dir string) string {
 	return "the results of an earlier run (" + strings.Join(held, ", ") + ")"
 }
 
-// Command is the command that finishes the experiment of dir, with the
-// flags of given (a command line's, by name) that say where its mock
-// services are and what it prints.
-func Command(dir string, given map[string]string) string {
+// Reach is what a command line said of where an experiment's mock
+// services are and what it prints: what the command that finishes it
+// says again (the rest comes from the run log).
+type Reach struct {
+	Target, AdminToken, RealTimeTarget string
+	Wait                               time.Duration
+	JSONLines                          bool
+}
+
+// Command is the command that finishes the experiment of dir, reached as
+// r says.
+func Command(dir string, r Reach) string {
 	if a, err := filepath.Abs(dir); err == nil {
 		dir = a
 	}
 	cmd := []string{"loadlab", "experiment", "--resume", dir}
-	for _, name := range []string{"target", "admin-token", "wait", "real-time-target", "json-lines"} {
-		if v, ok := given[name]; ok && name == "json-lines" {
-			cmd = append(cmd, "--json-lines="+v)
-		} else if ok {
-			cmd = append(cmd, "--"+name, v)
+	for _, f := range []struct{ name, value string }{{"target", r.Target}, {"admin-token", r.AdminToken}, {"real-time-target", r.RealTimeTarget}} {
+		if f.value != "" {
+			cmd = append(cmd, "--"+f.name, f.value)
 		}
+	}
+	if r.Wait > 0 {
+		cmd = append(cmd, "--wait", r.Wait.String())
+	}
+	if r.JSONLines {
+		cmd = append(cmd, "--json-lines")
 	}
 	return strings.Join(cmd, " ")
 }
@@ -78,14 +91,14 @@ func Unfinished(parent, experiment string) []string {
 // results and run log go, and the command that finishes it if it stops;
 // resumed (l set), what its log holds; fresh (a new folder beside earlier
 // ones), each earlier run of the experiment that stopped before its end.
-func Announce(dir string, given map[string]string, l *Log, fresh bool, experiment string) []string {
+func Announce(dir string, reach Reach, l *Log, fresh bool, experiment string) []string {
 	var out []string
 	if l != nil {
 		out = append(out, "resuming "+oneLine(l.Describe()))
 	}
 	abs, _ := filepath.Abs(dir)
 	out = append(out, fmt.Sprintf("results go to %s; each run is kept in its %s as it ends, so if this stops "+
-		"(Ctrl-C, a crash, kill -9, a reboot) finish it with: %s", abs, Name, Command(dir, given)))
+		"(Ctrl-C, a crash, kill -9, a reboot) finish it with: %s", abs, Name, Command(dir, reach)))
 	for _, d := range Unfinished(filepath.Dir(dir), experiment) {
 		if fresh && l == nil {
 			out = append(out, fmt.Sprintf("%s: an earlier run of this experiment stopped before its end%s", d, Hint(d)))

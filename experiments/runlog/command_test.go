@@ -51,7 +51,7 @@ func TestAnnounceSaysHowAStoppedRunIsFinished(t *testing.T) {
 	stopped := filepath.Join(parent, "t-20261201-100000")
 	writeLog(t, stopped, 1).Close()
 	dir := filepath.Join(parent, "t-20261202-100000")
-	lines := Announce(dir, map[string]string{"target": "http://m:8080"}, nil, true, "t")
+	lines := Announce(dir, Reach{Target: "http://m:8080"}, nil, true, "t")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "results go to "+dir+"; each run is kept in its run-log.jsonl as it ends") ||
 		!strings.HasSuffix(lines[0], "finish it with: loadlab experiment --resume "+dir+" --target http://m:8080") {
 		t.Errorf("a new run:\n%s", strings.Join(lines, "\n"))
@@ -64,7 +64,7 @@ func TestAnnounceSaysHowAStoppedRunIsFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines = Announce(stopped, nil, l, false, "t")
+	lines = Announce(stopped, Reach{}, l, false, "t")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "resuming "+filepath.Join(stopped, Name)+": experiment \"t\" begun") || !strings.Contains(lines[0], "1 of 4 runs measured") {
 		t.Errorf("a resumed run:\n%s", strings.Join(lines, "\n"))
 	}
