@@ -53,11 +53,25 @@ type Step struct {
 	P999Seconds *float64 `json:"p999_seconds"`
 	MaxSeconds  *float64 `json:"max_seconds"`
 	MeanSeconds *float64 `json:"mean_seconds"`
+	// Quantiles are the successes' latency distribution from the same
+	// histogram, at QuantilePoints (0 the fastest, 1 the slowest): what a
+	// virtual copy of the target draws its service times from.
+	Quantiles []Quantile `json:"quantiles,omitempty"`
 	// AtRateLimit is set when the requests completed in the window came
 	// to 90% or more of Config.MaxRate: the step measured the probe's own
 	// limiter as much as the target.
 	AtRateLimit bool `json:"at_rate_limit"`
 }
+
+// Quantile is one point of a latency distribution: the latency at or
+// below which a fraction Q of the successes ended.
+type Quantile struct {
+	Q       float64 `json:"q"`
+	Seconds float64 `json:"seconds"`
+}
+
+// QuantilePoints are the fractions at which a step's Quantiles are read.
+var QuantilePoints = []float64{0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1}
 
 // Latencies are recorded in microseconds from 1 µs to one hour, to 3
 // significant digits.
@@ -223,6 +237,16 @@ func (r *recorder) step(n int, maxRate float64) Step {
 		st.MaxSeconds = sec(r.hist.Max())
 		mean := (r.okSum / time.Duration(r.ok)).Seconds()
 		st.MeanSeconds = &mean
+		for _, q := range QuantilePoints {
+			us := r.hist.ValueAtPercentile(100 * q)
+			switch q {
+			case 0:
+				us = r.hist.Min()
+			case 1:
+				us = r.hist.Max()
+			}
+			st.Quantiles = append(st.Quantiles, Quantile{Q: q, Seconds: float64(us) / 1e6})
+		}
 	}
 	return st
 }

@@ -35,3 +35,31 @@ func TestRecorderCountsSharesAtTheWindowEdges(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// A step's quantiles are its successes' distribution read from the same
+// histogram as its percentiles: the fastest, the slowest, and between them
+// the latency at each of QuantilePoints, in order.
+func TestStepQuantiles(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rec := newRecorder(t0, time.Minute)
+	for ms := 1; ms <= 1000; ms++ { // 1 ms, 2 ms, … 1000 ms
+		rec.add(t0, t0.Add(time.Duration(ms)*time.Millisecond), outOK, "")
+	}
+	rec.add(t0, t0.Add(5*time.Second), outRejected, "") // not a success: not in the distribution
+	st := rec.step(8, 1000)
+	if len(st.Quantiles) != len(QuantilePoints) {
+		t.Fatalf("%d quantiles, want %d: %+v", len(st.Quantiles), len(QuantilePoints), st.Quantiles)
+	}
+	for i, q := range st.Quantiles {
+		want := math.Max(QuantilePoints[i]*1.000, 0.001) // q of 1000 ms, the fastest 1 ms
+		if q.Q != QuantilePoints[i] || math.Abs(q.Seconds-want) > 0.002*want+1e-6 {
+			t.Errorf("quantile %d: %+v, want q %v at %.4f s", i, q, QuantilePoints[i], want)
+		}
+		if i > 0 && q.Seconds < st.Quantiles[i-1].Seconds {
+			t.Errorf("quantile %v below the one before: %+v", q.Q, st.Quantiles)
+		}
+	}
+	if st.Quantiles[7].Q != 0.5 || st.Quantiles[7].Seconds != *st.P50Seconds || st.Quantiles[len(st.Quantiles)-1].Seconds != *st.MaxSeconds {
+		t.Errorf("median %+v (p50 %v), slowest %+v (max %v)", st.Quantiles[7], *st.P50Seconds, st.Quantiles[len(st.Quantiles)-1], *st.MaxSeconds)
+	}
+}
