@@ -16,7 +16,6 @@ package probe
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/client/transport"
 	"math"
 	"net/http"
 	"net/url"
@@ -24,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/client/transport"
 
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -268,6 +269,22 @@ type Plan struct {
 	// FitSteps is how many of the planned steps fit in the max duration;
 	// less than len(Concurrency) means the probe will stop at the bound.
 	FitSteps int `json:"fit_steps"`
+	// OKStatuses and RejectStatuses are the statuses given (none: every
+	// 2xx is a success; 503 and 429 are rejections).
+	OKStatuses     []int `json:"ok_statuses,omitempty"`
+	RejectStatuses []int `json:"reject_statuses,omitempty"`
+}
+
+// Config is the probe the plan describes, again, at target (the same
+// steps, durations, bounds, stops and statuses; no body or headers, which
+// a plan does not keep).
+func (p Plan) Config(target string) Config {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	return Config{Target: target, Method: p.Method, Concurrency: slices.Clone(p.Concurrency),
+		Step: sec(p.StepSeconds), WarmUp: sec(p.WarmUpSeconds), Timeout: sec(p.TimeoutSeconds),
+		MaxConcurrency: p.MaxConcurrency, MaxRate: p.MaxRatePerSecond, MaxDuration: sec(p.MaxDurationSeconds),
+		StopRejectionRatio: p.StopRejectionRatio, StopErrorRatio: p.StopErrorRatio, StopP99: sec(p.StopP99Seconds),
+		OKStatuses: slices.Clone(p.OKStatuses), RejectStatuses: slices.Clone(p.RejectStatuses)}
 }
 
 // Plan returns what Run will do with c (c must be valid).
@@ -276,7 +293,8 @@ func (c Config) Plan() Plan {
 	p := Plan{Target: c.Target, Method: c.Method, Concurrency: steps,
 		StepSeconds: c.Step.Seconds(), WarmUpSeconds: c.WarmUp.Seconds(), TimeoutSeconds: c.Timeout.Seconds(),
 		MaxConcurrency: c.MaxConcurrency, MaxRatePerSecond: c.MaxRate, MaxDurationSeconds: c.MaxDuration.Seconds(),
-		StopRejectionRatio: c.StopRejectionRatio, StopErrorRatio: c.StopErrorRatio, StopP99Seconds: c.StopP99.Seconds()}
+		StopRejectionRatio: c.StopRejectionRatio, StopErrorRatio: c.StopErrorRatio, StopP99Seconds: c.StopP99.Seconds(),
+		OKStatuses: c.OKStatuses, RejectStatuses: c.RejectStatuses}
 	per := c.Step + c.WarmUp
 	p.PlannedSeconds = (time.Duration(len(steps)) * per).Seconds()
 	p.FitSteps = min(len(steps), int(c.MaxDuration/per))

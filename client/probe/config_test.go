@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -166,5 +167,23 @@ func TestBodyMaker(t *testing.T) {
 	}
 	if _, err := newBodyMaker(`{{.Missing}}`, "p-"); !isField(err, "body") {
 		t.Errorf("a template naming an unknown field: %v", err)
+	}
+}
+
+// A plan read back from a probe's JSON gives the same probe again, at
+// another target: what a check of a copy against its original runs.
+func TestPlanGivesTheProbeAgain(t *testing.T) {
+	c := Default()
+	c.Target, c.Method = "http://127.0.0.1:1/orders", "POST"
+	c.Concurrency, c.Step, c.WarmUp = []int{1, 2, 4, 8}, 1500*time.Millisecond, 250*time.Millisecond
+	c.StopP99, c.OKStatuses, c.RejectStatuses = 2*time.Second, []int{201}, []int{429}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	again := c.Plan().Config("http://127.0.0.1:2/orders")
+	want := c
+	want.Target = again.Target
+	if !reflect.DeepEqual(again, want) {
+		t.Errorf("again\n%+v\nwant\n%+v", again, want)
 	}
 }
