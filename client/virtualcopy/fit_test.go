@@ -1,0 +1,137 @@
+package virtualcopy_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/virtualcopy"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
+)
+
+// station is a service written here, not the mock service: workers
+// serving for service each, slots waiting for one, status beyond.
+func station(workers, slots int, service time.Duration, status int, retryAfter string) http.Handler {
+	var mu sync.Mutex
+	inside := 0
+	free := make(chan struct{}, workers)
+	for range workers {
+		free <- struct{}{}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if inside >= workers+slots {
+			mu.Unlock()
+			if retryAfter != "" {
+				w.Header().Set("Retry-After", retryAfter)
+			}
+			w.WriteHeader(status)
+			return
+		}
+		inside++
+		mu.Unlock()
+		<-free
+		time.Sleep(service)
+		free <- struct{}{}
+		mu.Lock()
+		inside--
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// limited is a service written here limited by a token bucket: perSecond
+// calls a second, each served for service, 429 with Retry-After beyond.
+func limited(perSecond float64, service time.Duration) http.Handler {
+	lim := rate.NewLimiter(rate.Limit(perSecond), 1)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !lim.Allow() {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		time.Sleep(service)
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// probed is a probe of h at concurrency 1 to max on the fake clock.
+func probed(t *testing.T, h http.Handler, max int) probe.Result {
+	t.Helper()
+	url, dial := mocktest.Serve(t, h)
+	cfg := probe.Default()
+	cfg.Target, cfg.Dial, cfg.Method = url+"/orders", dial, http.MethodPost
+	cfg.Concurrency = nil
+	cfg.MaxConcurrency, cfg.Step, cfg.WarmUp = max, 2*time.Second, 500*time.Millisecond
+	r, err := probe.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A station's copy takes its workers from the plateau at the knee, its
+// queue from where refusals began, its refusal status and Retry-After;
+// a token bucket's copy its rate; each says where each figure came from.
+func TestFitFromAProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := probed(t, station(4, 2, 50*time.Millisecond, http.StatusServiceUnavailable, "2"), 12)
+		c, err := virtualcopy.Fit("ledger", r, virtualcopy.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Workers != 4 || c.Queue != 2 || c.RejectStatus != 503 || c.RetryAfter != 2*time.Second || c.Rate != nil ||
+			c.Method != "POST" || c.Path != "/orders" || c.Slowdown != nil || c.ServiceConcurrency != 1 {
+			t.Errorf("station copy %+v", c)
+		}
+		if q := c.Service[7]; q.Q != 0.5 || q.Seconds < 0.050 || q.Seconds > 0.0502 {
+			t.Errorf("median service %+v, want 50 ms", q)
+		}
+		if said := strings.Join(c.Said, "\n"); !strings.Contains(said, "workers: 4, the plateau 80/s") || !strings.Contains(said, "queue: 2, refusals beginning at concurrency 7") {
+			t.Errorf("said:\n%s", said)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		r := probed(t, limited(30, 10*time.Millisecond), 8)
+		c, err := virtualcopy.Fit("geo", r, virtualcopy.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Rate == nil || c.Rate.PerSecond < 29 || c.Rate.PerSecond > 31 || c.Rate.Status != 429 || c.Rate.RetryAfter != time.Second || c.Rate.Burst != 1 || c.Queue != -1 {
+			t.Errorf("rate copy %+v (rate %+v)", c, c.Rate)
+		}
+		if said := strings.Join(c.Said, "\n"); !strings.Contains(said, "burst: not in the data") {
+			t.Errorf("said:\n%s", said)
+		}
+	})
+}
+
+// What the probe could not tell is refused unless given: a probe that saw
+// no refusal has no queue limit, one that reached no plateau no workers.
+func TestFitSaysWhatItCannotKnow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := probed(t, station(8, 0, 20*time.Millisecond, 503, ""), 4)
+		if _, err := virtualcopy.Fit("ledger", r, virtualcopy.Options{}); err == nil || !strings.Contains(err.Error(), "give --workers ledger=N") {
+			t.Errorf("no plateau: %v", err)
+		}
+		w, q := 8, -1
+		c, err := virtualcopy.Fit("ledger", r, virtualcopy.Options{Workers: &w, Queue: &q})
+		if err != nil || c.Workers != 8 || c.Queue != -1 {
+			t.Errorf("given: %+v, %v", c, err)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		r := probed(t, station(2, 0, 20*time.Millisecond, 503, ""), 6)
+		r.RejectionsBeginAt = nil // as if it had stopped before its refusals
+		if _, err := virtualcopy.Fit("ledger", r, virtualcopy.Options{}); err == nil || !strings.Contains(err.Error(), "give --queue ledger=N") {
+			t.Errorf("no refusal: %v", err)
+		}
+	})
+}
