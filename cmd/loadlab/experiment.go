@@ -21,6 +21,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runlog"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -256,7 +257,7 @@ func (o *experimentOptions) announce(pe plannedExperiment) {
 // execute starts the mock service unless one is given, and runs the
 // experiment against it. With --calibration-only it prints the
 // calibration instead of returning results.
-func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, reg prometheus.Registerer, stdout io.Writer) (*judge.Results, error) {
+func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, reg prometheus.Registerer, stdout io.Writer) (*resultsfile.Results, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -338,7 +339,7 @@ func runnerError(err error) error {
 
 // finish writes the results folder (and the results line of --json-lines),
 // prints the summary, and says how the experiment ended.
-func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, stdout io.Writer) error {
+func (o *experimentOptions) finish(pe plannedExperiment, res *resultsfile.Results, stdout io.Writer) error {
 	werr := report.WriteOutputs(pe.dir, res)
 	files := fmt.Sprintf("%s, %s and %s", filepath.Join(pe.dir, "results.json"), filepath.Join(pe.dir, "report.md"), filepath.Join(pe.dir, "report.html"))
 	if o.lines != nil {
@@ -375,7 +376,7 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 // outcome is how an experiment that ran to its end exits: 1 when runs
 // were not valid, when verdicts are provisional (a bias not measured or
 // unresolved), or when the calibration left nothing judged.
-func outcome(res *judge.Results) error {
+func outcome(res *resultsfile.Results) error {
 	if why := judge.Shortfalls(res); len(why) > 0 {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -70,6 +70,6 @@ type runLines struct {
 	shard *plan.Shard
 }
 
-func (l runLines) RunDone(rec judge.RunRecord, _, _ int, _ time.Duration) {
+func (l runLines) RunDone(rec resultsfile.RunRecord, _, _ int, _ time.Duration) {
 	l.lines.write("run", l.shard, rec)
 }

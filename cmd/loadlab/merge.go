@@ -17,6 +17,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // jsonLineWriter prints one JSON object per line, {"kind": …, "shard": …,
@@ -70,7 +71,7 @@ func mergeHint(err error) error {
 	switch {
 	case errors.Is(err, judge.ErrNotShard):
 		return fmt.Errorf("%w (loadlab experiment --shard i/n writes them)", err)
-	case errors.Is(err, judge.ErrNoResultsLine):
+	case errors.Is(err, resultsfile.ErrNoResultsLine):
 		return fmt.Errorf("%w (loadlab experiment --json-lines writes one)", err)
 	case errors.Is(err, loadresult.ErrNotSegment):
 		return fmt.Errorf("%w (loadlab load --segment i/n --json writes them)", err)
@@ -156,14 +157,14 @@ func readParts(path string) ([]judge.Part, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		r, err := judge.ReadResultsLog(path)
+		r, err := resultsfile.ReadResultsLog(path)
 		if err != nil {
 			return nil, err
 		}
 		return []judge.Part{{Source: path, Results: r}}, nil
 	}
 	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
-		r, err := judge.ReadResults(filepath.Join(path, "results.json"))
+		r, err := resultsfile.ReadResults(filepath.Join(path, "results.json"))
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func readParts(path string) ([]judge.Part, error) {
 	sort.Strings(dirs)
 	var parts []judge.Part
 	for _, d := range dirs {
-		r, err := judge.ReadResults(filepath.Join(d, "results.json"))
+		r, err := resultsfile.ReadResults(filepath.Join(d, "results.json"))
 		if err != nil {
 			return nil, err
 		}

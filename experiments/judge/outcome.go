@@ -1,13 +1,17 @@
 package judge
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/loadlab/loadlab/experiments/resultsfile"
+)
 
 // Shortfalls are why an experiment that ran to its end did not end well,
 // each a sentence that says what to do: runs that were not valid,
 // verdicts left provisional (a bias not measured or unresolved), or
 // nothing judged for biases beyond the limit. None: every run valid and
 // every verdict final.
-func Shortfalls(res *Results) []string {
+func Shortfalls(res *resultsfile.Results) []string {
 	var why []string
 	failed := 0
 	for _, run := range res.Runs {
