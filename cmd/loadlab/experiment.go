@@ -55,7 +55,7 @@ type experimentOptions struct {
 	realTimeTarget                                                string
 	jsonLines, force, cont                                        bool
 	// lines, with --json-lines, prints each run and then the results.
-	lines *jsonLineWriter
+	lines *resultsfile.LineWriter
 	// resume is --resume's folder, log its run log; given the flags set on
 	// the command line; stopped why the runner stopped before the end.
 	resume  string
@@ -147,7 +147,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 		return err
 	}
 	if o.jsonLines {
-		o.lines = &jsonLineWriter{w: stdout}
+		o.lines = resultsfile.NewLineWriter(stdout)
 	}
 	for flagName, v := range map[string]string{"--target": o.target, "--real-time-target": o.realTimeTarget} {
 		if err := checkURL("experiment", flagName, v); err != nil {
@@ -355,9 +355,9 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *resultsfile.Result
 		} else {
 			fmt.Fprintf(os.Stderr, "loadlab experiment: wrote %s\n", files)
 		}
-		o.lines.write("results", pe.shard, res)
-		if o.lines.err != nil {
-			return fmt.Errorf("experiment: --json-lines: %w", o.lines.err)
+		o.lines.Write(resultsfile.KindResults, pe.shard, res)
+		if err := o.lines.Err(); err != nil {
+			return fmt.Errorf("experiment: --json-lines: %w", err)
 		}
 	}
 	if werr != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,40 +9,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/judge"
-	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
-
-// jsonLineWriter prints one JSON object per line, {"kind": …, "shard": …,
-// kind: value}, safe for concurrent use; the first error sticks.
-type jsonLineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (l *jsonLineWriter) write(kind string, shard *plan.Shard, v any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return
-	}
-	line := map[string]any{"kind": kind, kind: v}
-	if shard != nil {
-		line["shard"] = shard.String()
-	}
-	b, err := json.Marshal(line)
-	if err == nil {
-		_, err = l.w.Write(append(b, '\n'))
-	}
-	l.err = err
-}
 
 // splitArgs separates a command's flags from its other arguments, which
 // may come before or after them; the flags named in valued take the next

@@ -2,19 +2,70 @@ package resultsfile
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sync"
+
+	"github.com/loadlab/loadlab/experiments/plan"
 )
+
+// The kinds of the lines of loadlab experiment --json-lines: each run as
+// it ends, then the results.
+const (
+	KindRun     = "run"
+	KindResults = "results"
+)
+
+// LineWriter prints the JSON-lines log of loadlab experiment
+// --json-lines: one JSON object per line, {"kind": K, "shard": "i/n", K:
+// value}, the shard only when there is one. It is safe for concurrent
+// use; the first error sticks.
+type LineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+// NewLineWriter is a LineWriter printing to w.
+func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
+
+// Write prints v as a line of kind kind, of shard when it is not nil;
+// nothing after an error.
+func (l *LineWriter) Write(kind string, shard *plan.Shard, v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	line := map[string]any{"kind": kind, kind: v}
+	if shard != nil {
+		line["shard"] = shard.String()
+	}
+	b, err := json.Marshal(line)
+	if err == nil {
+		_, err = l.w.Write(append(b, '\n'))
+	}
+	l.err = err
+}
+
+// Err is the first error a Write met, if one did.
+func (l *LineWriter) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
 
 // ErrNoResultsLine: a log without the line of an experiment's results.
 var ErrNoResultsLine = errors.New(`no results line ({"kind":"results",...})`)
 
 // ReadResultsLog reads the results of a loadlab experiment --json-lines
-// log: its last {"kind":"results",…} line. Other lines (the runner's
-// progress on stderr, interleaved in a pod's log) are skipped.
+// log: its last line of kind "results", each line decoded as JSON and
+// picked by its kind, whatever the order of its keys. Lines that are not
+// JSON objects (the runner's progress on stderr, interleaved in a pod's
+// log) and lines of other kinds are skipped.
 func ReadResultsLog(path string) (*Results, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -23,24 +74,27 @@ func ReadResultsLog(path string) (*Results, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxResultsBytes)
-	var last []byte
+	var last json.RawMessage
+	found := false
 	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if bytes.HasPrefix(line, []byte(`{"kind":"results",`)) {
-			last = append(last[:0], line...)
+		var line struct {
+			Kind    string          `json:"kind"`
+			Results json.RawMessage `json:"results"`
 		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Kind != KindResults {
+			continue
+		}
+		last, found = line.Results, true
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if last == nil {
+	if !found {
 		return nil, fmt.Errorf("%s: %w: is it an experiment's JSON-lines log, and did the experiment end?", path, ErrNoResultsLine)
 	}
-	var line struct {
-		Results *Results `json:"results"`
-	}
-	if err := json.Unmarshal(last, &line); err != nil || line.Results == nil {
+	var r *Results
+	if err := json.Unmarshal(last, &r); err != nil || r == nil {
 		return nil, errors.Join(fmt.Errorf("%s: the results line does not decode", path), err)
 	}
-	return NormalizeResults(line.Results), nil
+	return NormalizeResults(r), nil
 }
