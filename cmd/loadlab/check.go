@@ -118,10 +118,10 @@ func checkFolder(dir string, stdout io.Writer) (*resultsfile.Results, error) {
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
 	if n := judge.Provisional(verdicts); n > 0 {
 		fmt.Fprintf(stdout, "%s provisional (the time-scale bias of cells they read was not measured or did not resolve): "+
-			"loadlab check --accept-uncalibrated %s makes them final\n", judge.VerdictsAre(n), dir)
+			"loadlab check --accept-uncalibrated %s makes them final\n", verdictsAre(n), dir)
 	}
 	if n := judge.GatedByBias(verdicts); n > 0 {
-		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", judge.VerdictsAre(n), dir)
+		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", verdictsAre(n), dir)
 	}
 	if res.Partial != "" {
 		fmt.Fprintf(stdout, "PARTIAL: %s%s\n", res.Partial, runlog.Hint(dir))
