@@ -17,7 +17,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // The small locked matrix the swarm runs: 2 strategies × 1 scenario × 8
@@ -196,7 +196,7 @@ func swarmExperiment(ctx context.Context, t *testing.T, image, loadlab, node str
 	if !strings.Contains(stderr, name+"-shard-0: task "+task) || !strings.Contains(stderr, "non-zero exit (137)") {
 		t.Errorf("the script does not say that shard 0's task %s was killed:\n%s", task, stderr)
 	}
-	m, err := judge.ReadResults(filepath.Join(out, "merged", "results.json"))
+	m, err := resultsfile.ReadResults(filepath.Join(out, "merged", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func swarmExperiment(ctx context.Context, t *testing.T, image, loadlab, node str
 	if b, err := exec.CommandContext(ctx, loadlab, "experiment", "--file", spec, "--hypotheses", hyp, "--out", whole, "--json-lines").CombinedOutput(); err != nil {
 		t.Fatalf("the whole experiment on this machine: %v\n%s", err, b)
 	}
-	w, err := judge.ReadResults(filepath.Join(whole, "results.json"))
+	w, err := resultsfile.ReadResults(filepath.Join(whole, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,14 +272,14 @@ func loggedARun(svc, volume string) bool {
 
 // sameRunsAndVerdicts holds merged results to one machine's: the same
 // runs (cell, run, seed), all valid, and the same verdicts, all supported.
-func sameRunsAndVerdicts(t *testing.T, m, w *judge.Results) {
+func sameRunsAndVerdicts(t *testing.T, m, w *resultsfile.Results) {
 	t.Helper()
 	type key struct {
 		Cell design.Cell
 		Run  int
 		Seed uint32
 	}
-	keys := func(r *judge.Results) (out []key) {
+	keys := func(r *resultsfile.Results) (out []key) {
 		for _, run := range r.Runs {
 			if !run.Valid() {
 				t.Errorf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
@@ -295,7 +295,7 @@ func sameRunsAndVerdicts(t *testing.T, m, w *judge.Results) {
 		t.Fatalf("%d merged verdicts, %d one machine's", len(m.Verdicts), len(w.Verdicts))
 	}
 	for i, v := range m.Verdicts {
-		if v.ID != w.Verdicts[i].ID || v.Verdict != w.Verdicts[i].Verdict || v.Verdict != judge.Supported {
+		if v.ID != w.Verdicts[i].ID || v.Verdict != w.Verdicts[i].Verdict || v.Verdict != resultsfile.Supported {
 			t.Errorf("%s: merged %s, one machine %s", v.ID, v.Verdict, w.Verdicts[i].Verdict)
 		}
 		t.Logf("%s %s: %s", v.ID, v.Verdict, v.Claim)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // rateHypothesis reads accepted records per second, which a time scale
@@ -31,15 +32,15 @@ func TestUncalibratedExperimentExitsOneUntilAccepted(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errb, "1 verdict is provisional") || !strings.Contains(errb, "--accept-uncalibrated") {
 		t.Fatalf("exit %d, stderr %q; want 1 saying the verdict is provisional and how to accept it", code, errb)
 	}
-	res, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	res, err := resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	labels := map[string]judge.CalibrationLabel{}
+	labels := map[string]resultsfile.CalibrationLabel{}
 	for _, v := range res.Verdicts {
 		labels[v.ID] = v.Calibration
 	}
-	if labels["A"] != "" || labels["B"] != judge.LabelProvisional || res.TimeScaleBias == nil || res.TimeScaleBias.Incomplete == "" {
+	if labels["A"] != "" || labels["B"] != resultsfile.LabelProvisional || res.TimeScaleBias == nil || res.TimeScaleBias.Incomplete == "" {
 		t.Fatalf("labels %v, calibration %+v; want A unlabelled, B provisional, the calibration incomplete", labels, res.TimeScaleBias)
 	}
 	var stdout, stderr bytes.Buffer
@@ -47,7 +48,7 @@ func TestUncalibratedExperimentExitsOneUntilAccepted(t *testing.T) {
 		!strings.Contains(stdout.String(), "(uncalibrated, accepted)") {
 		t.Fatalf("check --accept-uncalibrated: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
-	res, err = judge.ReadResults(filepath.Join(out, "results.json"))
+	res, err = resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

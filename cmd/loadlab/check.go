@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runlog"
 )
 
@@ -92,9 +93,9 @@ func runCheck(args []string, stdout io.Writer) error {
 
 // checkFolder checks dir's results.json, printing the recomputed verdicts
 // and what was recomputed.
-func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
+func checkFolder(dir string, stdout io.Writer) (*resultsfile.Results, error) {
 	path := filepath.Join(dir, "results.json")
-	res, err := judge.ReadResults(path)
+	res, err := resultsfile.ReadResults(path)
 	if err != nil {
 		return nil, usageErr("check: %v%s", err, runlog.Hint(dir))
 	}
@@ -107,7 +108,7 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 		return nil, &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("check: %s: %w", path, err)}
 	}
 	what := "re-judged from the stored metrics (format 1: no raw data kept)"
-	if res.Format >= judge.ResultsFormat {
+	if res.Format >= resultsfile.ResultsFormat {
 		what = fmt.Sprintf("%d runs, %d cells and %d verdicts recomputed from raw data", len(res.Runs), len(res.Cells), len(verdicts))
 		if b := res.TimeScaleBias; b != nil && b.Skipped == "" {
 			what = fmt.Sprintf("%d runs, %d runs at time scale 1, %d calibrated cells, %d cells and %d verdicts recomputed from raw data",
@@ -117,10 +118,10 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 	fmt.Fprintf(stdout, "hypotheses SHA-256 %s; %s: all match the stored ones\n", res.HypothesesSHA256, what)
 	if n := judge.Provisional(verdicts); n > 0 {
 		fmt.Fprintf(stdout, "%s provisional (the time-scale bias of cells they read was not measured or did not resolve): "+
-			"loadlab check --accept-uncalibrated %s makes them final\n", judge.VerdictsAre(n), dir)
+			"loadlab check --accept-uncalibrated %s makes them final\n", verdictsAre(n), dir)
 	}
 	if n := judge.GatedByBias(verdicts); n > 0 {
-		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", judge.VerdictsAre(n), dir)
+		fmt.Fprintf(stdout, "%s inconclusive for a time-scale bias beyond the limit: loadlab check --accept-bias %s judges them over it\n", verdictsAre(n), dir)
 	}
 	if res.Partial != "" {
 		fmt.Fprintf(stdout, "PARTIAL: %s%s\n", res.Partial, runlog.Hint(dir))
@@ -137,7 +138,7 @@ func checkFolder(dir string, stdout io.Writer) (*judge.Results, error) {
 
 // printVerdicts prints one line a verdict, labelled when exploratory or
 // when the calibration says something of it.
-func printVerdicts(w io.Writer, verdicts []judge.Verdict) {
+func printVerdicts(w io.Writer, verdicts []resultsfile.Verdict) {
 	for i, v := range verdicts {
 		label := ""
 		if v.Exploratory != "" {
@@ -156,7 +157,7 @@ func printVerdicts(w io.Writer, verdicts []judge.Verdict) {
 // acceptAfter judges checked results again accepting a bias beyond the
 // limit and/or what the calibration left unmeasured, and writes the
 // folder's results.json and reports again, saying when and how.
-func acceptAfter(dir string, res *judge.Results, bias, uncalibrated bool, stdout io.Writer) error {
+func acceptAfter(dir string, res *resultsfile.Results, bias, uncalibrated bool, stdout io.Writer) error {
 	var flags []string
 	if bias {
 		flags = append(flags, "--accept-bias")

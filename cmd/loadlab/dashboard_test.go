@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // dashboardURL waits for a child's stderr to say where its dashboard is.
@@ -132,7 +132,7 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Errorf("chart %s: no non-zero data drawn (%v)", id, err)
 		}
 	}
-	res, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	res, err := resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

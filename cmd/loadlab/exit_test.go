@@ -19,7 +19,7 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -245,7 +245,7 @@ func TestInterruptedExperimentIsPartial(t *testing.T) {
 	if code != exitInterrupted || !strings.Contains(errb, "partial results written to "+outDir+"; finish it with: ") {
 		t.Fatalf("exit %d, stderr %q; want 130, saying where the results are", code, errb)
 	}
-	res, err := judge.ReadResults(filepath.Join(outDir, "results.json"))
+	res, err := resultsfile.ReadResults(filepath.Join(outDir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +18,9 @@ import (
 	"github.com/loadlab/loadlab/cmd/internal/dashboard"
 	"github.com/loadlab/loadlab/experiments"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runlog"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice/field"
@@ -55,7 +54,7 @@ type experimentOptions struct {
 	realTimeTarget                                                string
 	jsonLines, force, cont                                        bool
 	// lines, with --json-lines, prints each run and then the results.
-	lines *jsonLineWriter
+	lines *resultsfile.LineWriter
 	// resume is --resume's folder, log its run log; notResumed the flags
 	// given that --resume does not take; stopped why the runner stopped
 	// before the end.
@@ -151,7 +150,7 @@ func runExperiment(args []string, stdout io.Writer) error {
 		return err
 	}
 	if o.jsonLines {
-		o.lines = &jsonLineWriter{w: stdout}
+		o.lines = resultsfile.NewLineWriter(stdout)
 	}
 	for flagName, v := range map[string]string{"--target": o.target, "--real-time-target": o.realTimeTarget} {
 		if err := checkURL("experiment", flagName, v); err != nil {
@@ -261,7 +260,7 @@ func (o *experimentOptions) announce(pe plannedExperiment) {
 // execute starts the mock service unless one is given, and runs the
 // experiment against it. With --calibration-only it prints the
 // calibration instead of returning results.
-func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, reg prometheus.Registerer, stdout io.Writer) (*judge.Results, error) {
+func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, reg prometheus.Registerer, stdout io.Writer) (*resultsfile.Results, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -343,7 +342,7 @@ func runnerError(err error) error {
 
 // finish writes the results folder (and the results line of --json-lines),
 // prints the summary, and says how the experiment ended.
-func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, stdout io.Writer) error {
+func (o *experimentOptions) finish(pe plannedExperiment, res *resultsfile.Results, stdout io.Writer) error {
 	werr := report.WriteOutputs(pe.dir, res)
 	files := fmt.Sprintf("%s, %s and %s", filepath.Join(pe.dir, "results.json"), filepath.Join(pe.dir, "report.md"), filepath.Join(pe.dir, "report.html"))
 	if o.lines != nil {
@@ -359,9 +358,9 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 		} else {
 			fmt.Fprintf(os.Stderr, "loadlab experiment: wrote %s\n", files)
 		}
-		o.lines.write("results", pe.shard, res)
-		if o.lines.err != nil {
-			return fmt.Errorf("experiment: --json-lines: %w", o.lines.err)
+		o.lines.Write(resultsfile.KindResults, pe.shard, res)
+		if err := o.lines.Err(); err != nil {
+			return fmt.Errorf("experiment: --json-lines: %w", err)
 		}
 	}
 	if werr != nil {
@@ -375,14 +374,4 @@ func (o *experimentOptions) finish(pe plannedExperiment, res *judge.Results, std
 		return o.unfinished(pe, res)
 	}
 	return outcome(res)
-}
-
-// outcome is how an experiment that ran to its end exits: 1 when runs
-// were not valid, when verdicts are provisional (a bias not measured or
-// unresolved), or when the calibration left nothing judged.
-func outcome(res *judge.Results) error {
-	if why := judge.Shortfalls(res); len(why) > 0 {
-		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s", strings.Join(why, "; "))}
-	}
-	return nil
 }

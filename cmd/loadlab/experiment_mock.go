@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -66,10 +66,10 @@ func (m runningMock) StartMock(config.Config) (string, func() error, error) {
 // runLines prints each run as a JSON line as it ends (--json-lines).
 type runLines struct {
 	runner.NoProgress
-	lines *jsonLineWriter
+	lines *resultsfile.LineWriter
 	shard *plan.Shard
 }
 
-func (l runLines) RunDone(rec judge.RunRecord, _, _ int, _ time.Duration) {
-	l.lines.write("run", l.shard, rec)
+func (l runLines) RunDone(rec resultsfile.RunRecord, _, _ int, _ time.Duration) {
+	l.lines.Write(resultsfile.KindRun, l.shard, rec)
 }

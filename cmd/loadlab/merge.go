@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,38 +9,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/loadlab/loadlab/client/loadresult"
 	"github.com/loadlab/loadlab/experiments/judge"
-	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
-
-// jsonLineWriter prints one JSON object per line, {"kind": …, "shard": …,
-// kind: value}, safe for concurrent use; the first error sticks.
-type jsonLineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (l *jsonLineWriter) write(kind string, shard *plan.Shard, v any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return
-	}
-	line := map[string]any{"kind": kind, kind: v}
-	if shard != nil {
-		line["shard"] = shard.String()
-	}
-	b, err := json.Marshal(line)
-	if err == nil {
-		_, err = l.w.Write(append(b, '\n'))
-	}
-	l.err = err
-}
 
 // splitArgs separates a command's flags from its other arguments, which
 // may come before or after them; the flags named in valued take the next
@@ -69,7 +42,7 @@ func mergeHint(err error) error {
 	switch {
 	case errors.Is(err, judge.ErrNotShard):
 		return fmt.Errorf("%w (loadlab experiment --shard i/n writes them)", err)
-	case errors.Is(err, judge.ErrNoResultsLine):
+	case errors.Is(err, resultsfile.ErrNoResultsLine):
 		return fmt.Errorf("%w (loadlab experiment --json-lines writes one)", err)
 	case errors.Is(err, loadresult.ErrNotSegment):
 		return fmt.Errorf("%w (loadlab load --segment i/n --json writes them)", err)
@@ -155,14 +128,14 @@ func readParts(path string) ([]judge.Part, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		r, err := judge.ReadResultsLog(path)
+		r, err := resultsfile.ReadResultsLog(path)
 		if err != nil {
 			return nil, err
 		}
 		return []judge.Part{{Source: path, Results: r}}, nil
 	}
 	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
-		r, err := judge.ReadResults(filepath.Join(path, "results.json"))
+		r, err := resultsfile.ReadResults(filepath.Join(path, "results.json"))
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +159,7 @@ func readParts(path string) ([]judge.Part, error) {
 	sort.Strings(dirs)
 	var parts []judge.Part
 	for _, d := range dirs {
-		r, err := judge.ReadResults(filepath.Join(d, "results.json"))
+		r, err := resultsfile.ReadResults(filepath.Join(d, "results.json"))
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // skipChildren skips a test that runs loadlab in child processes under
@@ -87,7 +87,7 @@ func TestShardAndMergeCLI(t *testing.T) {
 		}
 		kinds = append(kinds, line.Kind)
 	}
-	part, err := judge.ReadResults(filepath.Join(shards, "1", "results.json"))
+	part, err := resultsfile.ReadResults(filepath.Join(shards, "1", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestShardAndMergeCLI(t *testing.T) {
 			t.Errorf("%s: exit %d: %s%s", tt.name, code, out.String(), errb.String())
 			continue
 		}
-		res, err := judge.ReadResults(filepath.Join(dir, tt.out, "results.json"))
+		res, err := resultsfile.ReadResults(filepath.Join(dir, tt.out, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Shard != nil || len(res.Shards) != 2 || len(res.Runs) != 6 || len(res.Verdicts) != 1 || res.Verdicts[0].Verdict != judge.Supported {
+		if res.Shard != nil || len(res.Shards) != 2 || len(res.Runs) != 6 || len(res.Verdicts) != 1 || res.Verdicts[0].Verdict != resultsfile.Supported {
 			t.Errorf("%s: shard %v, %d shards, %d runs, verdicts %+v", tt.name, res.Shard, len(res.Shards), len(res.Runs), res.Verdicts)
 		}
 		md, _ := os.ReadFile(filepath.Join(dir, tt.out, "report.md"))

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/cmd/internal/cli"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runlog"
 	"github.com/loadlab/loadlab/experiments/runner"
 )
@@ -30,7 +30,7 @@ func (o *experimentOptions) fromLog() error {
 	if err != nil {
 		return usageErr("experiment: --resume: %v", err)
 	}
-	if res, err := judge.ReadResults(filepath.Join(o.resume, "results.json")); err == nil && res.Partial == "" {
+	if res, err := resultsfile.ReadResults(filepath.Join(o.resume, "results.json")); err == nil && res.Partial == "" {
 		return usageErr("experiment: --resume: %s holds the results of a finished experiment: nothing to resume (loadlab check %s checks them)", o.resume, o.resume)
 	}
 	inv := l.Invocation
@@ -91,7 +91,7 @@ func (o *experimentOptions) journal(pe plannedExperiment) runner.Journal {
 // unfinished is how an experiment that stopped before its end exits, its
 // partial results written: 130 interrupted, 1 when its run log could not
 // be written; either way with the command that finishes it.
-func (o *experimentOptions) unfinished(pe plannedExperiment, res *judge.Results) error {
+func (o *experimentOptions) unfinished(pe plannedExperiment, res *resultsfile.Results) error {
 	resume := runlog.Command(pe.dir, o.reach())
 	if errors.Is(o.stopped, runner.ErrJournal) {
 		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("experiment: %s: %v; partial results written to %s, every run logged before is kept: "+

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runlog"
 )
 
@@ -35,9 +35,9 @@ func logLines(dir string) int {
 
 // wholeResults reads dir's results and checks that they hold every unit
 // of the matrix once, in order, each with its seed, and not partial.
-func wholeResults(t *testing.T, dir string) *judge.Results {
+func wholeResults(t *testing.T, dir string) *resultsfile.Results {
 	t.Helper()
-	res, err := judge.ReadResults(filepath.Join(dir, "results.json"))
+	res, err := resultsfile.ReadResults(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +86,13 @@ func TestKilledExperimentResumes(t *testing.T) {
 		t.Fatalf("uninterrupted: exit %d: %s", code, stderr)
 	}
 	uninterrupted := wholeResults(t, whole)
-	cells := func(r *judge.Results) (out []string) {
+	cells := func(r *resultsfile.Results) (out []string) {
 		for _, c := range r.Cells {
 			out = append(out, c.Cell.String())
 		}
 		return out
 	}
-	verdicts := func(r *judge.Results) (out []string) {
+	verdicts := func(r *resultsfile.Results) (out []string) {
 		for _, v := range r.Verdicts {
 			out = append(out, v.ID)
 		}
@@ -149,7 +149,7 @@ func TestContinueResumesARestartedTask(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "loadlab experiment: resuming "+filepath.Join(out, runlog.Name)) {
 		t.Fatalf("restarted with --continue: exit %d: %s", code, stderr)
 	}
-	res, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	res, err := resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,77 +3,19 @@ package judge
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
-
-// Bias is an experiment's time-scale calibration, cell by cell: runs 1 to
-// Pairs of every calibrated cell were run again at time scale 1 with the
-// same seed (Twins, the raw data), and each cell's bias is the median of
-// its pairs' rate ratios − 1, with the median's order-statistic interval
-// (Measured, derived: loadlab check recomputes it). It gates only the
-// verdicts whose metrics a time scale can bias, each by the cells it
-// reads.
-type Bias struct {
-	TimeScale float64 `json:"time_scale"`
-	Pairs     int     `json:"pairs"`
-	MaxBias   float64 `json:"max_bias"`
-	// Cells are the calibrated cells: the plan (design.CalibratedCells).
-	Cells    []design.Cell `json:"cells,omitempty"`
-	Twins    []RunRecord   `json:"twins,omitempty"`
-	Measured []CellBias    `json:"measured,omitempty"`
-	// Skipped says why nothing was calibrated, when nothing was asked: the
-	// experiment runs at time scale 1 (nothing to calibrate), or with no
-	// pairs (its time-biased verdicts are uncalibrated).
-	Skipped string `json:"skipped,omitempty"`
-	// Incomplete says why a calibration that was asked for did not
-	// complete (a mock service that did not start, an interruption); the
-	// verdicts it would have gated are provisional.
-	Incomplete string `json:"incomplete,omitempty"`
-	// Accepted: biases beyond the limit are judged anyway
-	// (--accept-bias); AcceptedUncalibrated: verdicts without a measured
-	// bias are final (--accept-uncalibrated). AcceptedBy says when the
-	// acceptance came after the run (loadlab check).
-	Accepted             bool   `json:"accepted,omitempty"`
-	AcceptedUncalibrated bool   `json:"accepted_uncalibrated,omitempty"`
-	AcceptedBy           string `json:"accepted_by,omitempty"`
-}
-
-// BiasState is what a cell's measured bias says against the limit.
-type BiasState string
-
-// Bias states, from the cell's interval: within the limit on both sides,
-// beyond it on one, straddling it (unresolved), or not measured (no valid
-// pair).
-const (
-	BiasWithin     BiasState = "within"
-	BiasBeyond     BiasState = "beyond"
-	BiasUnresolved BiasState = "unresolved"
-	BiasUnmeasured BiasState = "unmeasured"
-)
-
-// CellBias is one calibrated cell's bias.
-type CellBias struct {
-	Cell design.Cell `json:"cell"`
-	// Ratios are the valid pairs' accepted records per lab second at the
-	// time scale ÷ at time scale 1, in run order.
-	Ratios []float64 `json:"ratios"`
-	// Bias is the median ratio − 1; Interval the median's interval − 1
-	// (nil under 2 pairs).
-	Bias     float64   `json:"bias"`
-	Interval *Interval `json:"interval,omitempty"`
-	State    BiasState `json:"state"`
-}
 
 // MeasureBias is each calibrated cell's bias from the matrix's runs and
 // the twins at time scale 1, paired by run number: pure, so loadlab check
 // recomputes it.
-func MeasureBias(b *Bias, runs []RunRecord) []CellBias {
-	var out []CellBias
+func MeasureBias(b *resultsfile.Bias, runs []resultsfile.RunRecord) []resultsfile.CellBias {
+	var out []resultsfile.CellBias
 	for _, c := range b.Cells {
-		cb := CellBias{Cell: c, State: BiasUnmeasured}
+		cb := resultsfile.CellBias{Cell: c, State: resultsfile.BiasUnmeasured}
 		for run := 1; run <= b.Pairs; run++ {
 			at, ok1 := pairRate(runs, c, run)
 			one, ok2 := pairRate(b.Twins, c, run)
@@ -83,9 +25,9 @@ func MeasureBias(b *Bias, runs []RunRecord) []CellBias {
 		}
 		if len(cb.Ratios) > 0 {
 			cb.Bias = Summarize(cb.Ratios).Median - 1
-			cb.State = BiasUnresolved
+			cb.State = resultsfile.BiasUnresolved
 			if iv := MedianInterval(cb.Ratios); iv != nil {
-				cb.Interval = &Interval{Lo: iv.Lo - 1, Hi: iv.Hi - 1, Coverage: iv.Coverage}
+				cb.Interval = &resultsfile.Interval{Lo: iv.Lo - 1, Hi: iv.Hi - 1, Coverage: iv.Coverage}
 				cb.State = stateOf(cb.Interval, b.MaxBias)
 			}
 		}
@@ -95,7 +37,7 @@ func MeasureBias(b *Bias, runs []RunRecord) []CellBias {
 }
 
 // pairRate is the accepted rate of run run of cell c, when it is valid.
-func pairRate(runs []RunRecord, c design.Cell, run int) (float64, bool) {
+func pairRate(runs []resultsfile.RunRecord, c design.Cell, run int) (float64, bool) {
 	for _, r := range runs {
 		if r.Cell == c && r.Run == run && r.Valid() {
 			v, ok := r.Metrics["accepted_per_second"]
@@ -106,50 +48,24 @@ func pairRate(runs []RunRecord, c design.Cell, run int) (float64, bool) {
 }
 
 // stateOf is what an interval of the bias says against the limit.
-func stateOf(iv *Interval, limit float64) BiasState {
+func stateOf(iv *resultsfile.Interval, limit float64) resultsfile.BiasState {
 	switch {
 	case iv.Lo >= -limit && iv.Hi <= limit:
-		return BiasWithin
+		return resultsfile.BiasWithin
 	case iv.Lo > limit || iv.Hi < -limit:
-		return BiasBeyond
+		return resultsfile.BiasBeyond
 	}
-	return BiasUnresolved
+	return resultsfile.BiasUnresolved
 }
 
-// measured is cell c's measured bias, if c is calibrated.
-func (b *Bias) measured(c design.Cell) (CellBias, bool) {
-	i := slices.IndexFunc(b.Measured, func(m CellBias) bool { return m.Cell == c })
+// measuredBias is cell c's measured bias, if c is calibrated.
+func measuredBias(b *resultsfile.Bias, c design.Cell) (resultsfile.CellBias, bool) {
+	i := slices.IndexFunc(b.Measured, func(m resultsfile.CellBias) bool { return m.Cell == c })
 	if i < 0 {
-		return CellBias{}, false
+		return resultsfile.CellBias{}, false
 	}
 	return b.Measured[i], true
 }
-
-// CalibrationLabel is what the calibration says of a verdict on a metric
-// a time scale can bias ("" when its cells' biases are within the limit).
-type CalibrationLabel string
-
-// Calibration labels of a verdict (Verdict.Calibration).
-const (
-	// LabelUncalibrated: a cell it reads is not calibrated by the
-	// experiment's plan (or the calibration was turned off).
-	LabelUncalibrated CalibrationLabel = "uncalibrated"
-	// LabelProvisional: a cell it reads should have been calibrated and
-	// was not, or its bias interval straddles the limit: the verdict is
-	// not final (the command exits 1).
-	LabelProvisional CalibrationLabel = "provisional"
-	// LabelBeyond: a cell it reads has a bias beyond the limit: the
-	// verdict is inconclusive.
-	LabelBeyond CalibrationLabel = "bias beyond the limit"
-	// LabelBiasAccepted: judged over a bias beyond the limit, accepted.
-	LabelBiasAccepted CalibrationLabel = "bias accepted"
-	// LabelUncalibratedAccepted: provisional, accepted as final.
-	LabelUncalibratedAccepted CalibrationLabel = "uncalibrated, accepted"
-	// LabelHolds: a cell it reads has a bias beyond the limit or
-	// unresolved, and the verdict is the same at every bias its cells'
-	// pairs allow: final.
-	LabelHolds CalibrationLabel = "holds across the bias"
-)
 
 // gateByCell judges the calibration of each time-biased verdict by the
 // cells it reads: when one is beyond the limit or unresolved, the verdict
@@ -159,15 +75,15 @@ const (
 // (unless accepted); a cell not planned labels it uncalibrated. Other
 // verdicts pass unchanged, and so does every verdict at time scale 1; a
 // cell that runs in real time (spec) has no bias.
-func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, spec design.Spec, runs []RunRecord) []Verdict {
+func gateByCell(vs []resultsfile.Verdict, hs []design.Hypothesis, b *resultsfile.Bias, spec design.Spec, runs []resultsfile.RunRecord) []resultsfile.Verdict {
 	if b == nil || b.TimeScale == 1 {
 		return vs
 	}
-	out := make([]Verdict, len(vs))
+	out := make([]resultsfile.Verdict, len(vs))
 	for i, v := range vs {
 		h := hs[slices.IndexFunc(hs, func(h design.Hypothesis) bool { return h.ID == v.ID })]
 		if h.TimeBiased() {
-			v = b.gateOne(v, h, spec, runs)
+			v = gateOne(b, v, h, spec, runs)
 		}
 		out[i] = v
 	}
@@ -175,27 +91,27 @@ func gateByCell(vs []Verdict, hs []design.Hypothesis, b *Bias, spec design.Spec,
 }
 
 // gateOne gates one time-biased verdict, v of h.
-func (b *Bias) gateOne(v Verdict, h design.Hypothesis, spec design.Spec, runs []RunRecord) Verdict {
+func gateOne(b *resultsfile.Bias, v resultsfile.Verdict, h design.Hypothesis, spec design.Spec, runs []resultsfile.RunRecord) resultsfile.Verdict {
 	var beyond, unsure, unplanned, unmeasured []string
 	for _, c := range append(h.AllCells(), h.VersusCells()...) {
 		if spec.InRealTime(c) {
 			continue // at time scale 1: no bias
 		}
-		m, planned := b.measured(c)
+		m, planned := measuredBias(b, c)
 		switch {
 		case !planned || b.Skipped != "":
 			unplanned = append(unplanned, c.String())
-		case m.State == BiasBeyond:
-			beyond = append(beyond, fmt.Sprintf("%s %s", c, m.describe()))
-		case m.State == BiasUnresolved:
-			unsure = append(unsure, fmt.Sprintf("%s %s straddles ±%.1f%%", c, m.describe(), 100*b.MaxBias))
-		case m.State == BiasUnmeasured:
-			unmeasured = append(unmeasured, fmt.Sprintf("%s not measured%s", c, b.incompleteWhy()))
+		case m.State == resultsfile.BiasBeyond:
+			beyond = append(beyond, fmt.Sprintf("%s %s", c, describeBias(m)))
+		case m.State == resultsfile.BiasUnresolved:
+			unsure = append(unsure, fmt.Sprintf("%s %s straddles ±%.1f%%", c, describeBias(m), 100*b.MaxBias))
+		case m.State == resultsfile.BiasUnmeasured:
+			unmeasured = append(unmeasured, fmt.Sprintf("%s not measured%s", c, incompleteWhy(b)))
 		}
 	}
 	if len(beyond)+len(unsure) > 0 && len(unplanned)+len(unmeasured) == 0 {
-		if ok, ranges := b.holdsAcross(v, h, runs); ok {
-			v.Calibration = LabelHolds
+		if ok, ranges := holdsAcross(b, v, h, runs); ok {
+			v.Calibration = resultsfile.LabelHolds
 			v.Note = "holds across the time-scale bias: brought back to time scale 1 by every ratio its pairs' intervals allow, " + ranges
 			return v
 		}
@@ -203,23 +119,23 @@ func (b *Bias) gateOne(v Verdict, h design.Hypothesis, spec design.Spec, runs []
 	unsure = append(unsure, unmeasured...)
 	switch {
 	case len(beyond) > 0 && !b.Accepted:
-		v.Verdict, v.Calibration = Inconclusive, LabelBeyond
+		v.Verdict, v.Calibration = resultsfile.Inconclusive, resultsfile.LabelBeyond
 		v.Note = fmt.Sprintf("inconclusive: time-scale bias beyond ±%.1f%%: %s", 100*b.MaxBias, beyond[0])
 	case len(beyond) > 0:
-		v.Calibration = LabelBiasAccepted
+		v.Calibration = resultsfile.LabelBiasAccepted
 	case len(unsure) > 0 && b.AcceptedUncalibrated:
-		v.Calibration = LabelUncalibratedAccepted
+		v.Calibration = resultsfile.LabelUncalibratedAccepted
 	case len(unsure) > 0:
-		v.Calibration = LabelProvisional
+		v.Calibration = resultsfile.LabelProvisional
 		v.Note = "provisional: time-scale bias of " + unsure[0]
 	case len(unplanned) > 0:
-		v.Calibration = LabelUncalibrated
+		v.Calibration = resultsfile.LabelUncalibrated
 	}
 	return v
 }
 
-// describe is the bias and its interval in percent.
-func (m CellBias) describe() string {
+// describeBias is the bias and its interval in percent.
+func describeBias(m resultsfile.CellBias) string {
 	if m.Interval == nil {
 		return fmt.Sprintf("%+.1f%% (%d pair)", 100*m.Bias, len(m.Ratios))
 	}
@@ -228,7 +144,7 @@ func (m CellBias) describe() string {
 }
 
 // incompleteWhy is ": why" when the calibration did not complete.
-func (b *Bias) incompleteWhy() string {
+func incompleteWhy(b *resultsfile.Bias) string {
 	if b.Incomplete == "" {
 		return ""
 	}
@@ -236,35 +152,22 @@ func (b *Bias) incompleteWhy() string {
 }
 
 // Provisional counts the verdicts the calibration left provisional.
-func Provisional(vs []Verdict) int {
+func Provisional(vs []resultsfile.Verdict) int {
 	n := 0
 	for _, v := range vs {
-		if v.Calibration == LabelProvisional {
+		if v.Calibration == resultsfile.LabelProvisional {
 			n++
 		}
 	}
 	return n
 }
 
-// Worst is the calibrated cell whose bias is largest in size, and
-// whether there is one.
-func (b *Bias) Worst() (CellBias, bool) {
-	var worst CellBias
-	found := false
-	for _, m := range b.Measured {
-		if len(m.Ratios) > 0 && (!found || math.Abs(m.Bias) > math.Abs(worst.Bias)) {
-			worst, found = m, true
-		}
-	}
-	return worst, found
-}
-
 // GatedByBias counts the verdicts made inconclusive by a time-scale bias
 // beyond the limit.
-func GatedByBias(vs []Verdict) int {
+func GatedByBias(vs []resultsfile.Verdict) int {
 	n := 0
 	for _, v := range vs {
-		if v.Calibration == LabelBeyond {
+		if v.Calibration == resultsfile.LabelBeyond {
 			n++
 		}
 	}
@@ -275,7 +178,7 @@ func GatedByBias(vs []Verdict) int {
 // bias beyond the limit (bias) and/or the verdicts the calibration left
 // provisional (uncalibrated), recording by whom: the runs are not touched.
 // Results with no calibration to accept are an error.
-func Accept(r *Results, bias, uncalibrated bool, by string) error {
+func Accept(r *resultsfile.Results, bias, uncalibrated bool, by string) error {
 	switch {
 	case r.TimeScaleBias != nil:
 		b := *r.TimeScaleBias

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // twinsOf are runs of cell c at time scale 1 whose accepted rates are
 // the matrix's divided by ratios, run by run.
-func twinsOf(c design.Cell, at []float64, ratios ...float64) []RunRecord {
+func twinsOf(c design.Cell, at []float64, ratios ...float64) []resultsfile.RunRecord {
 	var one []float64
 	for i, r := range ratios {
 		one = append(one, at[i]/r)
@@ -46,32 +47,32 @@ func TestGateByCellHoldsOnlyWhatNoBiasCanChange(t *testing.T) {
 		{ID: "difference", Metric: "accepted_per_second", Cell: &a, Versus: &b, Compare: design.Difference, Op: design.Less,
 			Threshold: design.Threshold{Value: 0}, Rules: design.RulesPairedV3},
 	}
-	verdicts := func(ratiosA []float64) map[string]Verdict {
-		bias := &Bias{TimeScale: 0.5, Pairs: 5, MaxBias: 0.02, Cells: []design.Cell{a, b},
+	verdicts := func(ratiosA []float64) map[string]resultsfile.Verdict {
+		bias := &resultsfile.Bias{TimeScale: 0.5, Pairs: 5, MaxBias: 0.02, Cells: []design.Cell{a, b},
 			Twins: append(twinsOf(a, atA, ratiosA...), twinsOf(b, atB, 0.99, 0.995, 0.99, 0.985, 0.99)...)}
 		bias.Measured = MeasureBias(bias, all)
-		out := map[string]Verdict{}
+		out := map[string]resultsfile.Verdict{}
 		for _, v := range gateByCell(Verdicts(hs, all, 5), hs, bias, design.Spec{TimeScale: 0.5}, all) {
 			out[v.ID] = v
 		}
 		return out
 	}
 	type want struct {
-		verdict Decision
-		label   CalibrationLabel
+		verdict resultsfile.Decision
+		label   resultsfile.CalibrationLabel
 	}
 	for name, tc := range map[string]struct {
 		ratiosA []float64
 		want    map[string]want
 	}{
 		"A unresolved": {[]float64{0.97, 0.99, 0.95, 1.01, 0.98}, map[string]want{
-			"robust": {Supported, LabelHolds}, "fragile": {Supported, LabelProvisional}, "rate": {Supported, LabelHolds},
-			"within": {Supported, ""}, "unplanned": {Supported, LabelUncalibrated}, "difference": {Supported, LabelProvisional}}},
+			"robust": {resultsfile.Supported, resultsfile.LabelHolds}, "fragile": {resultsfile.Supported, resultsfile.LabelProvisional}, "rate": {resultsfile.Supported, resultsfile.LabelHolds},
+			"within": {resultsfile.Supported, ""}, "unplanned": {resultsfile.Supported, resultsfile.LabelUncalibrated}, "difference": {resultsfile.Supported, resultsfile.LabelProvisional}}},
 		"A beyond": {[]float64{0.95, 0.94, 0.93, 0.95, 0.96}, map[string]want{
-			"robust": {Supported, LabelHolds}, "fragile": {Inconclusive, LabelBeyond}, "rate": {Supported, LabelHolds},
-			"within": {Supported, ""}, "difference": {Inconclusive, LabelBeyond}}},
+			"robust": {resultsfile.Supported, resultsfile.LabelHolds}, "fragile": {resultsfile.Inconclusive, resultsfile.LabelBeyond}, "rate": {resultsfile.Supported, resultsfile.LabelHolds},
+			"within": {resultsfile.Supported, ""}, "difference": {resultsfile.Inconclusive, resultsfile.LabelBeyond}}},
 		"A within": {[]float64{0.99, 0.995, 0.985, 0.99, 0.99}, map[string]want{
-			"robust": {Supported, ""}, "fragile": {Supported, ""}, "rate": {Supported, ""}, "difference": {Supported, ""}}},
+			"robust": {resultsfile.Supported, ""}, "fragile": {resultsfile.Supported, ""}, "rate": {resultsfile.Supported, ""}, "difference": {resultsfile.Supported, ""}}},
 	} {
 		got := verdicts(tc.ratiosA)
 		for id, w := range tc.want {
@@ -85,10 +86,10 @@ func TestGateByCellHoldsOnlyWhatNoBiasCanChange(t *testing.T) {
 	}
 	// Twins lost: every verdict the calibration would have gated is
 	// provisional, however robust.
-	bias := &Bias{TimeScale: 0.5, Pairs: 5, MaxBias: 0.02, Cells: []design.Cell{a, b}, Incomplete: "interrupted"}
+	bias := &resultsfile.Bias{TimeScale: 0.5, Pairs: 5, MaxBias: 0.02, Cells: []design.Cell{a, b}, Incomplete: "interrupted"}
 	bias.Measured = MeasureBias(bias, all)
 	for _, v := range gateByCell(Verdicts(hs[:3], all, 5), hs[:3], bias, design.Spec{TimeScale: 0.5}, all) {
-		if v.Calibration != LabelProvisional {
+		if v.Calibration != resultsfile.LabelProvisional {
 			t.Errorf("no twins: %s is %q (%s), want provisional", v.ID, v.Calibration, v.Note)
 		}
 	}

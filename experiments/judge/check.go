@@ -8,14 +8,9 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
-
-// ResultsFormat is the results.json format this runner writes: 2 keeps,
-// for every run, the raw data its metrics, reconciliation and status are
-// derived from. Results without it (the first results) keep no
-// reconciliation; check re-judges their stored metrics.
-const ResultsFormat = 2
 
 // ErrNoRawData: a results file lacks the raw data a check needs.
 var ErrNoRawData = errors.New("no raw data")
@@ -27,13 +22,13 @@ var ErrNoRawData = errors.New("no raw data")
 // difference from what is stored (nil when none). Results of the first
 // format are re-judged from their stored metrics only, as they always were.
 // A run with neither a result nor a failure is ErrNoRawData.
-func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
-	if r.Format < ResultsFormat {
+func Check(r *resultsfile.Results, mockCfg config.Config) ([]resultsfile.Verdict, error) {
+	if r.Format < resultsfile.ResultsFormat {
 		// A file that says nothing of its format but holds runs of the
 		// second is not let off with the lighter check.
 		for _, run := range r.Runs {
 			if run.Reconciliation != nil || run.QuietBefore != nil || run.Unknown != nil {
-				return nil, fmt.Errorf("%w: results of format %d hold runs of format %d (reconciled): is \"format\" missing?", ErrNoRawData, r.Format, ResultsFormat)
+				return nil, fmt.Errorf("%w: results of format %d hold runs of format %d (reconciled): is \"format\" missing?", ErrNoRawData, r.Format, resultsfile.ResultsFormat)
 			}
 		}
 		vs := Rejudge(r)
@@ -70,8 +65,8 @@ func Check(r *Results, mockCfg config.Config) ([]Verdict, error) {
 // rule, and its metrics, reconciliation and status. what names the runs
 // in errors ("twin " for the calibration's). A run with neither a result
 // nor a failure is ErrNoRawData.
-func recheckRuns(stored []RunRecord, spec design.Spec, scaleOf func(design.Cell) float64, what string) ([]RunRecord, error) {
-	runs := make([]RunRecord, len(stored))
+func recheckRuns(stored []resultsfile.RunRecord, spec design.Spec, scaleOf func(design.Cell) float64, what string) ([]resultsfile.RunRecord, error) {
+	runs := make([]resultsfile.RunRecord, len(stored))
 	for i, s := range stored {
 		run := s
 		name := fmt.Sprintf("%srun %d of %s", what, s.Run, s.Cell)
@@ -79,14 +74,14 @@ func recheckRuns(stored []RunRecord, spec design.Spec, scaleOf func(design.Cell)
 			return nil, fmt.Errorf("%s: seed %d, the experiment's rule gives %d", name, s.Seed, want)
 		}
 		switch {
-		case s.Client == nil && s.Server == nil && s.Status == RunFailed:
+		case s.Client == nil && s.Server == nil && s.Status == resultsfile.RunFailed:
 			// The child failed before it produced a result: nothing to
 			// recompute, the reason is the observation.
 		case s.Client == nil || s.Server == nil || s.QuietBefore == nil || s.QuietAfter == nil || s.Unknown == nil:
 			return nil, fmt.Errorf("%w: %s (%s) lacks its client result, server stats, waits for quiet or resolved writes", ErrNoRawData, name, s.Status)
 		default:
 			// Everything the status rests on is raw data of the run.
-			run.Status, run.Reason = RunValid, ""
+			run.Status, run.Reason = resultsfile.RunValid, ""
 			run.Faulted = spec.Faulted(s.Cell.Scenario) // from the design, not the stored flag
 			run.Metrics, run.Reconciliation = nil, nil
 			Derive(&run, scaleOf(s.Cell))
@@ -107,7 +102,7 @@ func recheckRuns(stored []RunRecord, spec design.Spec, scaleOf func(design.Cell)
 // recheckBias recomputes the calibration from the design, its twins (at
 // time scale 1) and the matrix's runs: its plan (pairs, limit, cells),
 // each twin, each cell's bias; an edited figure is a difference.
-func recheckBias(b *Bias, spec design.Spec, hs []design.Hypothesis, runs []RunRecord) (*Bias, error) {
+func recheckBias(b *resultsfile.Bias, spec design.Spec, hs []design.Hypothesis, runs []resultsfile.RunRecord) (*resultsfile.Bias, error) {
 	plan := spec.CalibrationOf()
 	if b.Skipped == "" {
 		if err := compare("the time-scale calibration", []any{
@@ -133,8 +128,8 @@ func recheckBias(b *Bias, spec design.Spec, hs []design.Hypothesis, runs []RunRe
 }
 
 // compareVerdicts matches verdicts by hypothesis id.
-func compareVerdicts(got, stored []Verdict) error {
-	byID := map[string]Verdict{}
+func compareVerdicts(got, stored []resultsfile.Verdict) error {
+	byID := map[string]resultsfile.Verdict{}
 	for _, v := range stored {
 		byID[v.ID] = v
 	}

@@ -2,6 +2,8 @@ package judge
 
 import (
 	"testing"
+
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // A calibration that was skipped (no pairs, as --calibration-runs 0 asks,
@@ -9,7 +11,7 @@ import (
 // the committed results with their calibration turned off and their
 // verdicts judged so check as they stand; an edited bias still does not.
 func TestCheckOfASkippedCalibration(t *testing.T) {
-	res, err := ReadResults("../results/container-v3/results.json")
+	res, err := resultsfile.ReadResults("../results/container-v3/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +25,7 @@ func TestCheckOfASkippedCalibration(t *testing.T) {
 	if _, err := Check(res, res.Experiment.MockConfig()); err != nil {
 		t.Errorf("check of a skipped calibration: %v", err)
 	}
-	b.Measured = []CellBias{{Cell: b.Cells[0], State: BiasUnmeasured}}
+	b.Measured = []resultsfile.CellBias{{Cell: b.Cells[0], State: resultsfile.BiasUnmeasured}}
 	if _, err := Check(res, res.Experiment.MockConfig()); err == nil {
 		t.Error("check of a skipped calibration with a bias written in: no difference found")
 	}

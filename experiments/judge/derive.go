@@ -7,6 +7,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -79,11 +80,11 @@ func MetricsOf(c records.Result, s api.Stats, scale float64) map[string]float64 
 }
 
 // Summaries computes every cell's statistics and bound.
-func Summaries(spec design.Spec, runs []RunRecord, mockCfg config.Config, advised map[string]*AdvisedStrategy) []CellSummary {
+func Summaries(spec design.Spec, runs []resultsfile.RunRecord, mockCfg config.Config, advised map[string]*resultsfile.AdvisedStrategy) []resultsfile.CellSummary {
 	strategies := AdvisedStrategies(advised)
-	var out []CellSummary
+	var out []resultsfile.CellSummary
 	for _, c := range spec.Cells() {
-		cs := CellSummary{Cell: c, Stats: map[string]Stat{}}
+		cs := resultsfile.CellSummary{Cell: c, Stats: map[string]resultsfile.Stat{}}
 		byMetric := map[string][]float64{}
 		for _, r := range runs {
 			if r.Cell != c {
@@ -133,9 +134,9 @@ func Summaries(spec design.Spec, runs []RunRecord, mockCfg config.Config, advise
 // when the server did not go quiet after the run (its counts are not
 // final), drew from another seed than the run's, or does not reconcile
 // with the client.
-func Derive(rec *RunRecord, scale float64) {
+func Derive(rec *resultsfile.RunRecord, scale float64) {
 	rec.Metrics = MetricsOf(*rec.Client, *rec.Server, scale)
-	var unknown Resolution
+	var unknown resultsfile.Resolution
 	if rec.Unknown != nil {
 		unknown = *rec.Unknown
 	}
@@ -151,27 +152,27 @@ func Derive(rec *RunRecord, scale float64) {
 	if rec.Faulted {
 		rec.Metrics["acknowledged_writes_lost"] = float64(rec.Client.WritesCreated + rec.Client.WritesDuplicate + unknown.Stored - rec.Server.StoredWrites)
 	}
-	if rec.Status != RunValid {
+	if rec.Status != resultsfile.RunValid {
 		return
 	}
 	switch {
 	case rec.Client.Trouble() != "" && !rec.Faulted:
-		rec.Status, rec.Reason = RunFailed, "the client exited 1: "+rec.Client.Trouble()
+		rec.Status, rec.Reason = resultsfile.RunFailed, "the client exited 1: "+rec.Client.Trouble()
 	case rec.PhaseTrouble() != "":
-		rec.Status, rec.Reason = RunFailed, rec.PhaseTrouble()
+		rec.Status, rec.Reason = resultsfile.RunFailed, rec.PhaseTrouble()
 	case !rec.QuietBefore.Quiet:
-		rec.Status, rec.Reason = RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
+		rec.Status, rec.Reason = resultsfile.RunContaminated, "earlier work at the reset: "+rec.QuietBefore.String()
 	case rec.Client.RecordsCapReached:
-		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("all %d records of the cap began before the run's duration ended: it was not time-bounded", rec.Client.Records)
-	case rec.lateStart(scale) != "":
-		rec.Status, rec.Reason = RunInvalid, rec.lateStart(scale)
-	case rec.lateChange() != "":
-		rec.Status, rec.Reason = RunInvalid, rec.lateChange()
+		rec.Status, rec.Reason = resultsfile.RunInvalid, fmt.Sprintf("all %d records of the cap began before the run's duration ended: it was not time-bounded", rec.Client.Records)
+	case lateStart(*rec, scale) != "":
+		rec.Status, rec.Reason = resultsfile.RunInvalid, lateStart(*rec, scale)
+	case lateChange(*rec) != "":
+		rec.Status, rec.Reason = resultsfile.RunInvalid, lateChange(*rec)
 	case !rec.QuietAfter.Quiet:
-		rec.Status, rec.Reason = RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
+		rec.Status, rec.Reason = resultsfile.RunInvalid, "the server's counts are not final: after the run, "+rec.QuietAfter.String()
 	case rec.Server.Seed != rec.Seed:
-		rec.Status, rec.Reason = RunInvalid, fmt.Sprintf("the mock service drew from seed %d, not the run's %d", rec.Server.Seed, rec.Seed)
+		rec.Status, rec.Reason = resultsfile.RunInvalid, fmt.Sprintf("the mock service drew from seed %d, not the run's %d", rec.Server.Seed, rec.Seed)
 	case len(rc.Differences) > 0:
-		rec.Status, rec.Reason = RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
+		rec.Status, rec.Reason = resultsfile.RunInvalid, "client and server do not reconcile: "+strings.Join(rc.Differences, "; ")
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // metricRatio is the median's order-statistic interval of a cell's pairs'
 // ratios of metric (at the time scale ÷ at time scale 1, by run number),
 // nil under 2 pairs: what the twins say the time scale does to that
 // figure of that cell.
-func (b *Bias) metricRatio(runs []RunRecord, c design.Cell, metric string) *Interval {
+func metricRatio(b *resultsfile.Bias, runs []resultsfile.RunRecord, c design.Cell, metric string) *resultsfile.Interval {
 	at, _ := byRun(runs, c, metric, "")
 	one, _ := byRun(b.Twins, c, metric, "")
 	var ratios []float64
@@ -35,20 +36,20 @@ func (b *Bias) metricRatio(runs []RunRecord, c design.Cell, metric string) *Inte
 // cannot be brought back so (the bias of a difference is not the ratio of
 // its terms' biases), nor one whose cells have under 2 pairs: it does not
 // hold.
-func (b *Bias) holdsAcross(v Verdict, h design.Hypothesis, runs []RunRecord) (bool, string) {
+func holdsAcross(b *resultsfile.Bias, v resultsfile.Verdict, h design.Hypothesis, runs []resultsfile.RunRecord) (bool, string) {
 	if h.Minus != "" || h.Compare == design.Difference {
 		return false, ""
 	}
 	var ranges []string
 	for _, cv := range v.Cells {
-		f := b.metricRatio(runs, cv.Cell, h.MetricKey())
+		f := metricRatio(b, runs, cv.Cell, h.MetricKey())
 		if f == nil {
 			return false, ""
 		}
 		// the figure at time scale 1 is the figure ÷ the ratio
 		lo, hi := 1/f.Hi, 1/f.Lo
 		if h.Versus != nil {
-			g := b.metricRatio(runs, *h.Versus, h.MetricKey())
+			g := metricRatio(b, runs, *h.Versus, h.MetricKey())
 			if g == nil {
 				return false, ""
 			}

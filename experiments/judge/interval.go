@@ -3,17 +3,9 @@ package judge
 import (
 	"math/big"
 	"slices"
-)
 
-// Interval is a distribution-free interval of a median: the k-th smallest
-// and k-th largest of n values cover the median of the distribution they
-// were drawn from (independently, continuous) with probability Coverage =
-// 1 − 2·P(Binomial(n, ½) < k), whatever that distribution is.
-type Interval struct {
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	Coverage float64 `json:"coverage"`
-}
+	"github.com/loadlab/loadlab/experiments/resultsfile"
+)
 
 // targetCoverage is the coverage MedianInterval narrows to when it can.
 const targetCoverage = 0.95
@@ -22,7 +14,7 @@ const targetCoverage = 0.95
 // of vals whose coverage is at least 95%, or, when no interval of n values
 // reaches it, [min, max] with its coverage (at 5 values 93.75%, at 3
 // 75%); nil for fewer than 2 values.
-func MedianInterval(vals []float64) *Interval {
+func MedianInterval(vals []float64) *resultsfile.Interval {
 	n := len(vals)
 	if n < 2 {
 		return nil
@@ -33,7 +25,7 @@ func MedianInterval(vals []float64) *Interval {
 	for k+1 <= n/2 && coverage(n, k+1) >= targetCoverage {
 		k++
 	}
-	return &Interval{Lo: s[k-1], Hi: s[n-k], Coverage: coverage(n, k)}
+	return &resultsfile.Interval{Lo: s[k-1], Hi: s[n-k], Coverage: coverage(n, k)}
 }
 
 // coverage is 1 − 2·P(Binomial(n, ½) ≤ k−1): the chance that the k-th

@@ -1,3 +1,12 @@
+// Package judge turns what an experiment measured into what it found, as
+// pure functions over the results' data (experiments/resultsfile, which
+// owns results.json and reads and writes it): each run's metrics, its
+// reconciliation of the client's figures with the server's, and its
+// status (derive, reconcile); each cell's statistics and bound; the
+// verdicts on the preregistered hypotheses, gated by the time-scale
+// calibration; the check that recomputes all of them from stored results;
+// and the merge of shards into what one machine would have written. It is
+// pure: it runs nothing, and reads and writes no file.
 package judge
 
 import (
@@ -5,70 +14,17 @@ import (
 	"math"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
-
-// Decision is what a hypothesis, or one of its cells, was judged.
-type Decision string
-
-// Decisions.
-const (
-	Supported    Decision = "supported"
-	Refuted      Decision = "refuted"
-	Inconclusive Decision = "inconclusive"
-)
-
-// Verdict is a hypothesis judged against the runs.
-type Verdict struct {
-	ID        string           `json:"id"`
-	Claim     string           `json:"claim"`
-	Verdict   Decision         `json:"verdict"`
-	Op        design.Op        `json:"op"`
-	Threshold design.Threshold `json:"threshold"`
-	Rules     design.Rules     `json:"rules,omitempty"`
-	Cells     []CellVerdict    `json:"cells"`
-	Note      string           `json:"note,omitempty"`
-	// ValidRuns is, per cell the verdict reads (by its name), how many of
-	// its runs were valid (paired-v2 rules).
-	ValidRuns map[string]int `json:"valid_runs,omitempty"`
-	// Exploratory, when set, says how the run differs from the design the
-	// hypotheses were preregistered with: the verdict is computed but is
-	// not a finding.
-	Exploratory string `json:"exploratory,omitempty"`
-	// Calibration labels a verdict whose metric a time scale can bias by
-	// what the calibration said of the cells it reads: "" (within the
-	// limit, or nothing to calibrate), LabelUncalibrated,
-	// LabelProvisional, LabelBeyond, LabelHolds, LabelBiasAccepted or
-	// LabelUncalibratedAccepted.
-	Calibration CalibrationLabel `json:"calibration,omitempty"`
-}
-
-// CellVerdict is the judgement in one cell: the value's median and range
-// (under paired rules with a versus cell, of the paired per-run ratios or
-// differences), and an interval of the median (information, not the
-// verdict rule): paired-v2's 95% bootstrap, paired-v3's order-statistic
-// interval with its coverage.
-type CellVerdict struct {
-	Cell      design.Cell `json:"cell"`
-	Median    float64     `json:"median"`
-	Min       float64     `json:"min"`
-	Max       float64     `json:"max"`
-	Runs      int         `json:"runs"`
-	Bootstrap *Bootstrap  `json:"bootstrap,omitempty"`
-	// Interval (paired-v3 rules) is the median's distribution-free
-	// order-statistic interval, with its coverage.
-	Interval *Interval `json:"interval,omitempty"`
-	Verdict  Decision  `json:"verdict"`
-	Note     string    `json:"note,omitempty"`
-}
 
 // Verdicts decides every hypothesis from the runs; want is the runs per
 // cell the experiment asked for. A cell without valid runs, or whose CPU
 // mechanism is not the one required, is inconclusive; under paired-v2
 // rules so is one with fewer valid runs than asked.
-func Verdicts(hs []design.Hypothesis, runs []RunRecord, want int) []Verdict {
-	var out []Verdict
+func Verdicts(hs []design.Hypothesis, runs []resultsfile.RunRecord, want int) []resultsfile.Verdict {
+	var out []resultsfile.Verdict
 	for _, h := range hs {
-		v := Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold, Rules: h.Rules}
+		v := resultsfile.Verdict{ID: h.ID, Claim: h.Claim, Op: h.Op, Threshold: h.Threshold, Rules: h.Rules}
 		for _, c := range h.AllCells() {
 			if h.Rules.Paired() {
 				v.Cells = append(v.Cells, judgePaired(h, c, runs, want))
@@ -79,16 +35,16 @@ func Verdicts(hs []design.Hypothesis, runs []RunRecord, want int) []Verdict {
 		if h.Rules.Paired() {
 			v.ValidRuns = map[string]int{}
 			for _, c := range append(h.AllCells(), h.VersusCells()...) {
-				v.ValidRuns[c.String()] = validRuns(runs, c)
+				v.ValidRuns[c.String()] = resultsfile.ValidRuns(runs, c)
 			}
 		}
-		v.Verdict = Supported
+		v.Verdict = resultsfile.Supported
 		for _, cv := range v.Cells {
 			switch {
-			case cv.Verdict == Refuted:
-				v.Verdict = Refuted
-			case cv.Verdict == Inconclusive && v.Verdict != Refuted:
-				v.Verdict = Inconclusive
+			case cv.Verdict == resultsfile.Refuted:
+				v.Verdict = resultsfile.Refuted
+			case cv.Verdict == resultsfile.Inconclusive && v.Verdict != resultsfile.Refuted:
+				v.Verdict = resultsfile.Inconclusive
 			}
 			if cv.Note != "" && v.Note == "" {
 				v.Note = cv.Note
@@ -99,8 +55,8 @@ func Verdicts(hs []design.Hypothesis, runs []RunRecord, want int) []Verdict {
 	return out
 }
 
-func values(runs []RunRecord, c design.Cell, metric, minus string) (vals []float64, mechanisms []RunRecord) {
-	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
+func values(runs []resultsfile.RunRecord, c design.Cell, metric, minus string) (vals []float64, mechanisms []resultsfile.RunRecord) {
+	eachValue(runs, c, metric, minus, func(r resultsfile.RunRecord, v float64) {
 		vals = append(vals, v)
 		mechanisms = append(mechanisms, r)
 	})
@@ -109,7 +65,7 @@ func values(runs []RunRecord, c design.Cell, metric, minus string) (vals []float
 
 // wrongMechanism says why the runs cannot test h, if one of them had
 // another kind of CPU limit than h requires.
-func wrongMechanism(h design.Hypothesis, runs []RunRecord) string {
+func wrongMechanism(h design.Hypothesis, runs []resultsfile.RunRecord) string {
 	if h.RequiresMechanism == "" {
 		return ""
 	}
@@ -123,7 +79,7 @@ func wrongMechanism(h design.Hypothesis, runs []RunRecord) string {
 
 // eachValue calls f with every valid run of cell c that has the metric (and
 // the metric it is taken minus), and its value.
-func eachValue(runs []RunRecord, c design.Cell, metric, minus string, f func(RunRecord, float64)) {
+func eachValue(runs []resultsfile.RunRecord, c design.Cell, metric, minus string, f func(resultsfile.RunRecord, float64)) {
 	for _, r := range runs {
 		if r.Cell != c || !r.Valid() {
 			continue
@@ -143,17 +99,17 @@ func eachValue(runs []RunRecord, c design.Cell, metric, minus string, f func(Run
 	}
 }
 
-func judgeCell(h design.Hypothesis, c design.Cell, runs []RunRecord) CellVerdict {
-	cv := CellVerdict{Cell: c}
+func judgeCell(h design.Hypothesis, c design.Cell, runs []resultsfile.RunRecord) resultsfile.CellVerdict {
+	cv := resultsfile.CellVerdict{Cell: c}
 	vals, mechs := values(runs, c, h.MetricKey(), h.MinusKey())
 	cv.Runs = len(vals)
 	if len(vals) == 0 {
-		cv.Verdict, cv.Note = Inconclusive, "no successful run in "+c.String()
+		cv.Verdict, cv.Note = resultsfile.Inconclusive, "no successful run in "+c.String()
 		return cv
 	}
 	if why := wrongMechanism(h, mechs); why != "" {
 		st := Summarize(vals)
-		cv.Verdict, cv.Note, cv.Median, cv.Min, cv.Max = Inconclusive, why, st.Median, st.Min, st.Max
+		cv.Verdict, cv.Note, cv.Median, cv.Min, cv.Max = resultsfile.Inconclusive, why, st.Median, st.Min, st.Max
 		return cv
 	}
 	st := Summarize(vals)
@@ -161,14 +117,14 @@ func judgeCell(h design.Hypothesis, c design.Cell, runs []RunRecord) CellVerdict
 	if h.Versus != nil {
 		other, _ := values(runs, *h.Versus, h.MetricKey(), h.MinusKey())
 		if len(other) == 0 {
-			cv.Verdict, cv.Note = Inconclusive, "no successful run in "+h.Versus.String()
+			cv.Verdict, cv.Note = resultsfile.Inconclusive, "no successful run in "+h.Versus.String()
 			return cv
 		}
 		o := Summarize(other)
 		switch h.Compare {
 		case design.Ratio:
 			if o.Min <= 0 {
-				cv.Verdict, cv.Note = Inconclusive, "ratio with a zero or negative denominator"
+				cv.Verdict, cv.Note = resultsfile.Inconclusive, "ratio with a zero or negative denominator"
 				return cv
 			}
 			lo, mid, hi = st.Min/o.Max, st.Median/o.Median, st.Max/o.Min
@@ -183,7 +139,7 @@ func judgeCell(h design.Hypothesis, c design.Cell, runs []RunRecord) CellVerdict
 
 // decide judges the range [lo, hi] against op and threshold: supported if
 // all of it satisfies the claim, refuted if none does, else inconclusive.
-func decide(op design.Op, t design.Threshold, lo, hi float64) Decision {
+func decide(op design.Op, t design.Threshold, lo, hi float64) resultsfile.Decision {
 	var all, none bool
 	x := t.Value
 	switch op {
@@ -204,11 +160,11 @@ func decide(op design.Op, t design.Threshold, lo, hi float64) Decision {
 	}
 	switch {
 	case math.IsNaN(lo) || math.IsNaN(hi):
-		return Inconclusive
+		return resultsfile.Inconclusive
 	case all:
-		return Supported
+		return resultsfile.Supported
 	case none:
-		return Refuted
+		return resultsfile.Refuted
 	}
-	return Inconclusive
+	return resultsfile.Inconclusive
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -18,23 +19,23 @@ func TestDecide(t *testing.T) {
 		op     design.Op
 		t      design.Threshold
 		lo, hi float64
-		want   Decision
+		want   resultsfile.Decision
 	}{
-		{"==", num(0), 0, 0, Supported},
-		{"==", num(0), 1, 3, Refuted},
-		{"==", num(2), 1, 3, Inconclusive},
-		{"!=", num(0), 1, 3, Supported},
-		{"<=", num(6), 4, 6, Supported},
-		{"<=", num(6), 7, 9, Refuted},
-		{"<=", num(6), 5, 7, Inconclusive},
-		{"<", num(6), 4, 6, Inconclusive},
-		{">", num(0), 1, 5, Supported},
-		{">", num(0), 0, 0, Refuted},
-		{">=", num(1), 0.95, 1.05, Inconclusive},
-		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.85, 0.9, Supported},
-		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.93, 0.99, Refuted},
-		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.75, 0.85, Inconclusive},
-		{">", num(0), math.NaN(), math.NaN(), Inconclusive},
+		{"==", num(0), 0, 0, resultsfile.Supported},
+		{"==", num(0), 1, 3, resultsfile.Refuted},
+		{"==", num(2), 1, 3, resultsfile.Inconclusive},
+		{"!=", num(0), 1, 3, resultsfile.Supported},
+		{"<=", num(6), 4, 6, resultsfile.Supported},
+		{"<=", num(6), 7, 9, resultsfile.Refuted},
+		{"<=", num(6), 5, 7, resultsfile.Inconclusive},
+		{"<", num(6), 4, 6, resultsfile.Inconclusive},
+		{">", num(0), 1, 5, resultsfile.Supported},
+		{">", num(0), 0, 0, resultsfile.Refuted},
+		{">=", num(1), 0.95, 1.05, resultsfile.Inconclusive},
+		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.85, 0.9, resultsfile.Supported},
+		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.93, 0.99, resultsfile.Refuted},
+		{"between", design.Threshold{Lo: 0.8, Hi: 0.92, Range: true}, 0.75, 0.85, resultsfile.Inconclusive},
+		{">", num(0), math.NaN(), math.NaN(), resultsfile.Inconclusive},
 	}
 	for _, tt := range tests {
 		if got := decide(tt.op, tt.t, tt.lo, tt.hi); got != tt.want {
@@ -53,10 +54,10 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-func runs(c design.Cell, metric string, vals ...float64) []RunRecord {
-	var out []RunRecord
+func runs(c design.Cell, metric string, vals ...float64) []resultsfile.RunRecord {
+	var out []resultsfile.RunRecord
 	for i, v := range vals {
-		out = append(out, RunRecord{Cell: c, Run: i + 1, Status: RunValid, Mechanism: "cgroup v1 x", MechanismKind: cpulimit.Cgroup, Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
+		out = append(out, resultsfile.RunRecord{Cell: c, Run: i + 1, Status: resultsfile.RunValid, Mechanism: "cgroup v1 x", MechanismKind: cpulimit.Cgroup, Metrics: map[string]float64{metric: v, "gomaxprocs": 2}})
 	}
 	return out
 }
@@ -66,7 +67,7 @@ func TestJudgeOnFixedInputs(t *testing.T) {
 	b := design.Cell{Strategy: "C3", Scenario: "slow-write", CPU: "cpus-1"}
 	all := append(runs(a, "accepted_per_second", 35, 36, 34), runs(b, "accepted_per_second", 30, 31, 32)...)
 	all = append(all, runs(design.Cell{Strategy: "C2", Scenario: "slow-write", CPU: "cpus-1"}, "accepted_per_second", 10, 40)...)
-	all = append(all, RunRecord{Cell: a, Run: 4, Status: RunFailed, Reason: "client crashed"}) // ignored
+	all = append(all, resultsfile.RunRecord{Cell: a, Run: 4, Status: resultsfile.RunFailed, Reason: "client crashed"}) // ignored
 	hs := []design.Hypothesis{
 		{ID: "ratio", Metric: "accepted_per_second", Cell: &a, Versus: &b, Compare: "ratio", Op: ">=", Threshold: design.Threshold{Value: 1}},
 		{ID: "refuted", Metric: "accepted_per_second", Cell: &a, Op: "<", Threshold: design.Threshold{Value: 20}},
@@ -75,8 +76,8 @@ func TestJudgeOnFixedInputs(t *testing.T) {
 		{ID: "mechanism", Metric: "gomaxprocs", Cell: &a, RequiresMechanism: "affinity", Op: "==", Threshold: design.Threshold{Value: 2}},
 		{ID: "missing", Metric: "accepted_per_second", Cell: &design.Cell{Strategy: "C1", Scenario: "healthy", CPU: "cpus-1"}, Op: ">", Threshold: design.Threshold{Value: 0}},
 	}
-	want := map[string]Decision{"ratio": Supported, "refuted": Refuted, "straddle": Inconclusive, "minus": Supported,
-		"mechanism": Inconclusive, "missing": Inconclusive}
+	want := map[string]resultsfile.Decision{"ratio": resultsfile.Supported, "refuted": resultsfile.Refuted, "straddle": resultsfile.Inconclusive, "minus": resultsfile.Supported,
+		"mechanism": resultsfile.Inconclusive, "missing": resultsfile.Inconclusive}
 	for _, v := range Verdicts(hs, all, 3) {
 		if v.Verdict != want[v.ID] {
 			t.Errorf("%s: %s (%+v), want %s", v.ID, v.Verdict, v.Cells, want[v.ID])
@@ -101,7 +102,7 @@ func TestJudgePaired(t *testing.T) {
 	v1 := Verdicts([]design.Hypothesis{h}, all, 5)[0]
 	h.Rules = design.RulesPairedV2
 	v2 := Verdicts([]design.Hypothesis{h}, all, 5)[0]
-	if v1.Verdict != Inconclusive || v2.Verdict != Supported {
+	if v1.Verdict != resultsfile.Inconclusive || v2.Verdict != resultsfile.Supported {
 		t.Errorf("range rules %s %+v, paired %s %+v; want inconclusive, supported", v1.Verdict, v1.Cells[0], v2.Verdict, v2.Cells[0])
 	}
 	c := v2.Cells[0]
@@ -116,11 +117,11 @@ func TestJudgePaired(t *testing.T) {
 	// Run 4 of B invalid: 4 of 5 valid runs.
 	for i := range all {
 		if all[i].Cell == b && all[i].Run == 4 {
-			all[i].Status, all[i].Reason = RunInvalid, "201 not stored"
+			all[i].Status, all[i].Reason = resultsfile.RunInvalid, "201 not stored"
 		}
 	}
 	v := Verdicts([]design.Hypothesis{h}, all, 5)[0]
-	if v.Verdict != Inconclusive || v.Note != "insufficient runs (4 of 5) in C3/slow-write/cpus-1" || v.ValidRuns["C3/slow-write/cpus-1"] != 4 {
+	if v.Verdict != resultsfile.Inconclusive || v.Note != "insufficient runs (4 of 5) in C3/slow-write/cpus-1" || v.ValidRuns["C3/slow-write/cpus-1"] != 4 {
 		t.Errorf("one invalid run: %s %q %v", v.Verdict, v.Note, v.ValidRuns)
 	}
 }
@@ -129,10 +130,10 @@ func TestJudgePaired(t *testing.T) {
 // client, earlier work at the reset, no quiet after the run, another seed,
 // figures that do not reconcile.
 func TestDeriveStatus(t *testing.T) {
-	quiet := &Quiet{Quiet: true}
-	busy := &Quiet{Busy: map[string]int{"records": 1}}
-	good := func() RunRecord {
-		return RunRecord{Seed: 3, Status: RunValid, QuietBefore: quiet, QuietAfter: quiet, Unknown: &Resolution{},
+	quiet := &resultsfile.Quiet{Quiet: true}
+	busy := &resultsfile.Quiet{Busy: map[string]int{"records": 1}}
+	good := func() resultsfile.RunRecord {
+		return resultsfile.RunRecord{Seed: 3, Status: resultsfile.RunValid, QuietBefore: quiet, QuietAfter: quiet, Unknown: &resultsfile.Resolution{},
 			Client: &records.Result{Records: 1, Complete: 1, WritesCreated: 1, CallsSent: map[string]int{"enrichment": 3, "records": 1}},
 			Server: &api.Stats{Seed: 3, StoredWrites: 1, Stations: map[string]api.StationStats{
 				"enrichment": {Requests: map[api.Outcome]float64{api.OutcomeServed: 3}},
@@ -140,16 +141,16 @@ func TestDeriveStatus(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		change func(*RunRecord)
-		status RunStatus
+		change func(*resultsfile.RunRecord)
+		status resultsfile.RunStatus
 		reason string
 	}{
-		{"clean", func(*RunRecord) {}, RunValid, ""},
-		{"trouble", func(r *RunRecord) { r.Client.Errors = 1; r.QuietBefore = busy }, RunFailed, "the client exited 1: 0 records failed"},
-		{"earlier work", func(r *RunRecord) { r.QuietBefore = busy; r.Server.Seed = 9 }, RunContaminated, "records 1 busy"},
-		{"not quiet after", func(r *RunRecord) { r.QuietAfter = busy }, RunInvalid, "the server's counts are not final"},
-		{"another seed", func(r *RunRecord) { r.Server.Seed = 1 }, RunInvalid, "drew from seed 1, not the run's 3"},
-		{"not reconciled", func(r *RunRecord) { r.Server.StoredWrites = 0 }, RunInvalid, "writes stored: client 1"},
+		{"clean", func(*resultsfile.RunRecord) {}, resultsfile.RunValid, ""},
+		{"trouble", func(r *resultsfile.RunRecord) { r.Client.Errors = 1; r.QuietBefore = busy }, resultsfile.RunFailed, "the client exited 1: 0 records failed"},
+		{"earlier work", func(r *resultsfile.RunRecord) { r.QuietBefore = busy; r.Server.Seed = 9 }, resultsfile.RunContaminated, "records 1 busy"},
+		{"not quiet after", func(r *resultsfile.RunRecord) { r.QuietAfter = busy }, resultsfile.RunInvalid, "the server's counts are not final"},
+		{"another seed", func(r *resultsfile.RunRecord) { r.Server.Seed = 1 }, resultsfile.RunInvalid, "drew from seed 1, not the run's 3"},
+		{"not reconciled", func(r *resultsfile.RunRecord) { r.Server.StoredWrites = 0 }, resultsfile.RunInvalid, "writes stored: client 1"},
 	} {
 		r := good()
 		c.change(&r)
@@ -161,23 +162,23 @@ func TestDeriveStatus(t *testing.T) {
 }
 
 func TestGateMakesVerdictsInconclusiveBeyondTheLimit(t *testing.T) {
-	vs := []Verdict{{ID: "a", Verdict: Supported}, {ID: "b", Verdict: Refuted}}
-	within := &Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []StrategyBias{{Strategy: "C2", Bias: -0.01}, {Strategy: "C4", Bias: 0.015}}}
-	beyond := &Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []StrategyBias{{Strategy: "C2", Bias: -0.01}, {Strategy: "C4", Bias: -0.05}}}
+	vs := []resultsfile.Verdict{{ID: "a", Verdict: resultsfile.Supported}, {ID: "b", Verdict: resultsfile.Refuted}}
+	within := &resultsfile.Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []resultsfile.StrategyBias{{Strategy: "C2", Bias: -0.01}, {Strategy: "C4", Bias: 0.015}}}
+	beyond := &resultsfile.Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []resultsfile.StrategyBias{{Strategy: "C2", Bias: -0.01}, {Strategy: "C4", Bias: -0.05}}}
 	accepted := *beyond
 	accepted.Accepted = true
-	unmeasured := &Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []StrategyBias{{Strategy: "C2", Bias: math.NaN()}}}
+	unmeasured := &resultsfile.Calibration{TimeScale: 0.1, MaxBias: 0.02, Strategies: []resultsfile.StrategyBias{{Strategy: "C2", Bias: math.NaN()}}}
 	for _, tt := range []struct {
 		name   string
-		cal    *Calibration
+		cal    *resultsfile.Calibration
 		judged bool
 	}{
 		{"within", within, true}, {"beyond", beyond, false}, {"accepted", &accepted, true},
-		{"unmeasured strategy", unmeasured, false}, {"skipped", &Calibration{Skipped: "time scale 1"}, true}, {"none", nil, true},
+		{"unmeasured strategy", unmeasured, false}, {"skipped", &resultsfile.Calibration{Skipped: "time scale 1"}, true}, {"none", nil, true},
 	} {
 		got := gate(vs, tt.cal)
 		for i, v := range got {
-			if tt.judged && v.Verdict != vs[i].Verdict || !tt.judged && (v.Verdict != Inconclusive || !strings.Contains(v.Note, "time-scale bias")) {
+			if tt.judged && v.Verdict != vs[i].Verdict || !tt.judged && (v.Verdict != resultsfile.Inconclusive || !strings.Contains(v.Note, "time-scale bias")) {
 				t.Errorf("%s: %s is %s (%s)", tt.name, v.ID, v.Verdict, v.Note)
 			}
 		}
@@ -198,13 +199,13 @@ func TestRejudgeLabelsExploratoryVerdicts(t *testing.T) {
 	d := design.DesignOf(spec)
 	c := design.Cell{Strategy: "C4", Scenario: "slow-write", CPU: "cpus-1"}
 	h := design.Hypothesis{ID: "T1", Metric: "write_rejections", Cell: &c, Op: design.Equal, Rules: design.RulesPairedV2}
-	res := &Results{Experiment: spec, Hypotheses: []design.Hypothesis{h}, Lock: design.Lock{Design: &d},
+	res := &resultsfile.Results{Experiment: spec, Hypotheses: []design.Hypothesis{h}, Lock: design.Lock{Design: &d},
 		Runs: runs(c, "write_rejections", 0, 0, 0)}
-	if v := Rejudge(res); v[0].Exploratory != "" || v[0].Verdict != Supported {
+	if v := Rejudge(res); v[0].Exploratory != "" || v[0].Verdict != resultsfile.Supported {
 		t.Errorf("the locked design: %+v", v[0])
 	}
 	res.Experiment.Records = 50
-	if v := Rejudge(res); v[0].Exploratory != "not the preregistered design: records 50, locked 30" || v[0].Verdict != Supported {
+	if v := Rejudge(res); v[0].Exploratory != "not the preregistered design: records 50, locked 30" || v[0].Verdict != resultsfile.Supported {
 		t.Errorf("another design: %+v", v[0])
 	}
 }

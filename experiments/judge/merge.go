@@ -9,32 +9,16 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
-
-// MergedShard is what merged results keep of each shard: where it came
-// from, what its runner saw (GOMAXPROCS, NumCPU, the CPU quota, the
-// host), its target, its time and its calibration.
-type MergedShard struct {
-	Index       int          `json:"index"`
-	Source      string       `json:"source"`
-	Environment Environment  `json:"environment"`
-	Target      string       `json:"target"`
-	Started     time.Time    `json:"started"`
-	Finished    time.Time    `json:"finished"`
-	Runs        int          `json:"runs"`
-	Calibration *Calibration `json:"calibration,omitempty"`
-	// Attempts is the shard's processes, when it was resumed.
-	Attempts []Attempt `json:"attempts,omitempty"`
-}
 
 // Part is one shard's results and where they were read from.
 type Part struct {
 	Source  string
-	Results *Results
+	Results *resultsfile.Results
 }
 
 // ErrMerge: partial results that cannot be merged; nothing is written.
@@ -52,7 +36,7 @@ var ErrNotShard = errors.New("not a shard's partial results")
 // an interrupted shard, and a shard whose runs are not its part of the
 // matrix. The calibration kept is the shard's with the largest bias (the
 // verdicts are gated by the worst machine); each shard's is in Shards.
-func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
+func Merge(parts []Part, mockCfg config.Config) (*resultsfile.Results, error) {
 	byIndex, err := shardsOf(parts)
 	if err != nil {
 		return nil, err
@@ -74,7 +58,7 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 		}
 		r := p.Results
 		merged.Runs = append(merged.Runs, r.Runs...)
-		merged.Shards = append(merged.Shards, MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
+		merged.Shards = append(merged.Shards, resultsfile.MergedShard{Index: i, Source: p.Source, Environment: r.Environment, Target: r.Target,
 			Started: r.Started, Finished: r.Finished, Runs: len(r.Runs), Calibration: r.Calibration, Attempts: r.Attempts})
 		if r.Started.Before(merged.Started) {
 			merged.Started = r.Started
@@ -89,7 +73,7 @@ func Merge(parts []Part, mockCfg config.Config) (*Results, error) {
 	for i, u := range plan.Units(spec) {
 		order[u] = i
 	}
-	slices.SortStableFunc(merged.Runs, func(a, b RunRecord) int {
+	slices.SortStableFunc(merged.Runs, func(a, b resultsfile.RunRecord) int {
 		return order[plan.Unit{Cell: a.Cell, Run: a.Run}] - order[plan.Unit{Cell: b.Cell, Run: b.Run}]
 	})
 	merged.Cells = Summaries(spec, merged.Runs, mockCfg, merged.Advised)
@@ -191,7 +175,7 @@ func holdsItsUnits(p Part, want []plan.Unit) error {
 // gatingCalibration is the calibration that gates the merged verdicts:
 // the first shard's beyond its limit and not accepted, else the one with
 // the largest bias, else (none measured) shard 0's.
-func gatingCalibration(shards []Part) *Calibration {
+func gatingCalibration(shards []Part) *resultsfile.Calibration {
 	for _, p := range shards {
 		if c := p.Results.Calibration; c.Exceeded() != "" && !c.Accepted {
 			return c
@@ -199,7 +183,7 @@ func gatingCalibration(shards []Part) *Calibration {
 	}
 	worst, cal := -1.0, shards[0].Results.Calibration
 	for i, p := range shards {
-		if b := p.Results.Calibration.largestBias(); b > worst || i == 0 {
+		if b := largestBias(p.Results.Calibration); b > worst || i == 0 {
 			worst, cal = b, p.Results.Calibration
 		}
 	}
@@ -209,7 +193,7 @@ func gatingCalibration(shards []Part) *Calibration {
 // mergedBias is the shards' cell-by-cell calibrations as one: the same
 // plan, every shard's twins, the biases measured again over all the runs,
 // incomplete when any shard's was (nil for shards that kept none).
-func mergedBias(shards []Part, runs []RunRecord) *Bias {
+func mergedBias(shards []Part, runs []resultsfile.RunRecord) *resultsfile.Bias {
 	first := shards[0].Results.TimeScaleBias
 	if first == nil {
 		return nil
@@ -235,7 +219,7 @@ func mergedBias(shards []Part, runs []RunRecord) *Bias {
 // calibrationDifference names how two shards' calibrations were taken
 // differently (measured or not, limit, acceptance, rounds, strategies), or
 // "" when alike.
-func calibrationDifference(a, b *Calibration) string {
+func calibrationDifference(a, b *resultsfile.Calibration) string {
 	type how struct {
 		Measured bool
 		MaxBias  float64
@@ -244,7 +228,7 @@ func calibrationDifference(a, b *Calibration) string {
 		CPU      string
 		Names    []string
 	}
-	of := func(c *Calibration) how {
+	of := func(c *resultsfile.Calibration) how {
 		if c == nil {
 			return how{}
 		}
@@ -260,7 +244,7 @@ func calibrationDifference(a, b *Calibration) string {
 // largestBias is the calibration's largest bias in size: -1 when it
 // measured none, +Inf when a strategy went unmeasured (which counts as
 // beyond the limit).
-func (c *Calibration) largestBias() float64 {
+func largestBias(c *resultsfile.Calibration) float64 {
 	if c == nil || c.Skipped != "" {
 		return -1
 	}

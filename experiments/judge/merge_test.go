@@ -7,19 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // splitResults cuts complete results into the n partial results their
 // shards would have written (the same runs, each in its shard).
-func splitResults(t *testing.T, res *Results, n int) []Part {
+func splitResults(t *testing.T, res *resultsfile.Results, n int) []Part {
 	t.Helper()
 	mockCfg := config.Default()
 	mockCfg.Seed, mockCfg.TimeScale = res.Experiment.Seed, res.Experiment.TimeScale
-	byUnit := map[plan.Unit]RunRecord{}
+	byUnit := map[plan.Unit]resultsfile.RunRecord{}
 	for _, run := range res.Runs {
 		byUnit[plan.Unit{Cell: run.Cell, Run: run.Run}] = run
 	}
@@ -51,7 +51,7 @@ func splitResults(t *testing.T, res *Results, n int) []Part {
 func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
 	// Not parallel, for the same reason (CPU-heavy under -race).
 	for _, dir := range []string{"../results/conditions-v1", "../results/container-v3"} {
-		res, err := ReadResults(dir + "/results.json")
+		res, err := resultsfile.ReadResults(dir + "/results.json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,13 +83,13 @@ func TestMergeGivesWhatOneMachineWrote(t *testing.T) {
 
 func TestMergeRefuses(t *testing.T) {
 	// Not parallel, for the same reason (CPU-heavy under -race).
-	res, err := ReadResults("../results/conditions-v1/results.json")
+	res, err := resultsfile.ReadResults("../results/conditions-v1/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mockCfg := config.Default()
 	mockCfg.Seed, mockCfg.TimeScale = res.Experiment.Seed, res.Experiment.TimeScale
-	edit := func(i int, f func(*Results)) []Part {
+	edit := func(i int, f func(*resultsfile.Results)) []Part {
 		parts := splitResults(t, res, 3)
 		f(parts[i].Results)
 		return parts
@@ -102,36 +102,22 @@ func TestMergeRefuses(t *testing.T) {
 		{"none", nil, "no partial results"},
 		{"missing", splitResults(t, res, 3)[:2], "missing shard(s) 2/3"},
 		{"twice", append(splitResults(t, res, 3), splitResults(t, res, 3)[1]), "shard 1/3 given twice: shard-1 and shard-1"},
-		{"not a shard", edit(1, func(r *Results) { r.Shard = nil }), "shard-1 is not a shard's partial results"},
+		{"not a shard", edit(1, func(r *resultsfile.Results) { r.Shard = nil }), "shard-1 is not a shard's partial results"},
 		{"other split", append(splitResults(t, res, 2)[:1], splitResults(t, res, 3)[1:]...), "different splits: 2 shards vs 3 shards"},
-		{"experiment file", edit(2, func(r *Results) { r.ExperimentSHA256 = "ffff" }), "different experiment files"},
-		{"design", edit(2, func(r *Results) { r.Experiment.Runs = 5 }), "different designs: runs: 3 vs 5"},
-		{"hypotheses", edit(1, func(r *Results) { r.HypothesesSHA256 = "eeee" }), "different hypotheses"},
-		{"binary", edit(1, func(r *Results) { r.Environment.BinarySHA256 = "dddd" }), "different binaries"},
-		{"interrupted", edit(2, func(r *Results) { r.Partial = "interrupted after 3 of 12 runs" }), "shard-2 (shard 2/3) is incomplete: interrupted after 3 of 12 runs"},
-		{"a run short", edit(0, func(r *Results) { r.Runs = r.Runs[1:] }), "shard-0: shard 0/3 holds 11 runs, not its 12 units in order"},
-		{"other units", edit(0, func(r *Results) { r.Shard.Units = r.Shard.Units[1:] }), "lists other units than the split gives"},
-		{"calibration", edit(1, func(r *Results) { c := *r.Calibration; c.MaxBias = 0.5; r.Calibration = &c }), "took the time-scale calibration differently: MaxBias: 0.02 vs 0.5"},
-		{"uncalibrated", edit(1, func(r *Results) { r.Calibration = &Calibration{Skipped: "turned off"} }), "took the time-scale calibration differently: "},
-		{"index", edit(2, func(r *Results) { r.Shard.Index = 5 }), "says it is shard 5/3"},
+		{"experiment file", edit(2, func(r *resultsfile.Results) { r.ExperimentSHA256 = "ffff" }), "different experiment files"},
+		{"design", edit(2, func(r *resultsfile.Results) { r.Experiment.Runs = 5 }), "different designs: runs: 3 vs 5"},
+		{"hypotheses", edit(1, func(r *resultsfile.Results) { r.HypothesesSHA256 = "eeee" }), "different hypotheses"},
+		{"binary", edit(1, func(r *resultsfile.Results) { r.Environment.BinarySHA256 = "dddd" }), "different binaries"},
+		{"interrupted", edit(2, func(r *resultsfile.Results) { r.Partial = "interrupted after 3 of 12 runs" }), "shard-2 (shard 2/3) is incomplete: interrupted after 3 of 12 runs"},
+		{"a run short", edit(0, func(r *resultsfile.Results) { r.Runs = r.Runs[1:] }), "shard-0: shard 0/3 holds 11 runs, not its 12 units in order"},
+		{"other units", edit(0, func(r *resultsfile.Results) { r.Shard.Units = r.Shard.Units[1:] }), "lists other units than the split gives"},
+		{"calibration", edit(1, func(r *resultsfile.Results) { c := *r.Calibration; c.MaxBias = 0.5; r.Calibration = &c }), "took the time-scale calibration differently: MaxBias: 0.02 vs 0.5"},
+		{"uncalibrated", edit(1, func(r *resultsfile.Results) { r.Calibration = &resultsfile.Calibration{Skipped: "turned off"} }), "took the time-scale calibration differently: "},
+		{"index", edit(2, func(r *resultsfile.Results) { r.Shard.Index = 5 }), "says it is shard 5/3"},
 	} {
 		_, err := Merge(tt.parts, mockCfg)
 		if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an ErrMerge saying %q", tt.name, err, tt.want)
-		}
-	}
-}
-
-// Results written before runs kept their kind of CPU limit are read with
-// it, from its description.
-func TestReadResultsGivesEveryRunItsLimitKind(t *testing.T) {
-	res, err := ReadResults("../results/conditions-v1/results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res.Runs {
-		if r.MechanismKind == "" || r.MechanismKind != cpulimit.KindOf(r.Mechanism) {
-			t.Fatalf("run %d of %s: kind %q from %q", r.Run, r.Cell, r.MechanismKind, r.Mechanism)
 		}
 	}
 }

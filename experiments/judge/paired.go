@@ -9,14 +9,8 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/models"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
-
-// Bootstrap is a 95% percentile-bootstrap interval of a median.
-type Bootstrap struct {
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	Resample int     `json:"resamples"`
-}
 
 // bootstrapResamples is how many resamples a bootstrap interval draws.
 const bootstrapResamples = 10_000
@@ -24,7 +18,7 @@ const bootstrapResamples = 10_000
 // bootstrapMedian is the 95% percentile-bootstrap interval of the median of
 // vals, from a generator seeded by key, so that check recomputes it to the
 // last digit.
-func bootstrapMedian(vals []float64, key string) *Bootstrap {
+func bootstrapMedian(vals []float64, key string) *resultsfile.Bootstrap {
 	if len(vals) == 0 {
 		return nil
 	}
@@ -41,7 +35,7 @@ func bootstrapMedian(vals []float64, key string) *Bootstrap {
 		meds[i] = models.Median(sample)
 	}
 	slices.Sort(meds)
-	return &Bootstrap{Lo: quantile(meds, 0.025), Hi: quantile(meds, 0.975), Resample: bootstrapResamples}
+	return &resultsfile.Bootstrap{Lo: quantile(meds, 0.025), Hi: quantile(meds, 0.975), Resample: bootstrapResamples}
 }
 
 // quantile of sorted xs, by linear interpolation between order statistics.
@@ -54,23 +48,12 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
 }
 
-// validRuns counts the valid runs of cell c.
-func validRuns(runs []RunRecord, c design.Cell) int {
-	n := 0
-	for _, r := range runs {
-		if r.Cell == c && r.Valid() {
-			n++
-		}
-	}
-	return n
-}
-
 // byRun is a metric of a cell's valid runs, by run number, and the runs'
 // CPU mechanisms.
-func byRun(runs []RunRecord, c design.Cell, metric, minus string) (map[int]float64, []RunRecord) {
+func byRun(runs []resultsfile.RunRecord, c design.Cell, metric, minus string) (map[int]float64, []resultsfile.RunRecord) {
 	vals := map[int]float64{}
-	var with []RunRecord
-	eachValue(runs, c, metric, minus, func(r RunRecord, v float64) {
+	var with []resultsfile.RunRecord
+	eachValue(runs, c, metric, minus, func(r resultsfile.RunRecord, v float64) {
 		vals[r.Run] = v
 		with = append(with, r)
 	})
@@ -78,17 +61,17 @@ func byRun(runs []RunRecord, c design.Cell, metric, minus string) (map[int]float
 }
 
 // judgePaired judges hypothesis h in cell c under the paired-v2 rules.
-func judgePaired(h design.Hypothesis, c design.Cell, runs []RunRecord, want int) CellVerdict {
-	cv := CellVerdict{Cell: c}
+func judgePaired(h design.Hypothesis, c design.Cell, runs []resultsfile.RunRecord, want int) resultsfile.CellVerdict {
+	cv := resultsfile.CellVerdict{Cell: c}
 	for _, cell := range append([]design.Cell{c}, h.VersusCells()...) {
-		if k := validRuns(runs, cell); k < want {
-			cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) in %s", k, want, cell)
+		if k := resultsfile.ValidRuns(runs, cell); k < want {
+			cv.Verdict, cv.Note = resultsfile.Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) in %s", k, want, cell)
 			return cv
 		}
 	}
 	a, mechs := byRun(runs, c, h.MetricKey(), h.MinusKey())
 	if why := wrongMechanism(h, mechs); why != "" {
-		cv.Verdict, cv.Note = Inconclusive, why
+		cv.Verdict, cv.Note = resultsfile.Inconclusive, why
 		return cv
 	}
 	var vals []float64
@@ -106,7 +89,7 @@ func judgePaired(h design.Hypothesis, c design.Cell, runs []RunRecord, want int)
 			switch h.Compare {
 			case design.Ratio:
 				if y <= 0 {
-					cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("ratio with a zero or negative denominator (run %d)", run)
+					cv.Verdict, cv.Note = resultsfile.Inconclusive, fmt.Sprintf("ratio with a zero or negative denominator (run %d)", run)
 					return cv
 				}
 				vals = append(vals, x/y)
@@ -118,7 +101,7 @@ func judgePaired(h design.Hypothesis, c design.Cell, runs []RunRecord, want int)
 	slices.Sort(vals) // the bootstrap draws by index: one order, whatever the map's
 	cv.Runs = len(vals)
 	if len(vals) < want {
-		cv.Verdict, cv.Note = Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) with the metric %s", len(vals), want, h.MetricKey())
+		cv.Verdict, cv.Note = resultsfile.Inconclusive, fmt.Sprintf("insufficient runs (%d of %d) with the metric %s", len(vals), want, h.MetricKey())
 		return cv
 	}
 	st := Summarize(vals)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -16,14 +17,14 @@ func TestReconcileFigures(t *testing.T) {
 		api.Enrichment: {Requests: map[api.Outcome]float64{api.OutcomeServed: 28, api.OutcomeServedAfterClientLeft: 2}},
 		api.Records:    {Requests: map[api.Outcome]float64{api.OutcomeServed: 12, api.OutcomeRejected: 2}},
 	}}
-	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 0 {
+	if rc := Reconcile(c, s, resultsfile.Resolution{Stored: 1}); len(rc.Differences) != 0 {
 		t.Errorf("consistent figures: %q", rc.Differences)
 	}
-	rc := Reconcile(c, s, Resolution{Absent: 1})
+	rc := Reconcile(c, s, resultsfile.Resolution{Absent: 1})
 	if len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "writes stored: client 11") {
 		t.Errorf("an unknown write absent while the server stored 12: %q", rc.Differences)
 	}
-	rc = Reconcile(c, s, Resolution{Unresolved: 1})
+	rc = Reconcile(c, s, resultsfile.Resolution{Unresolved: 1})
 	if len(rc.Differences) != 2 || !strings.Contains(rc.Differences[1], "1 of 1 not resolved") {
 		t.Errorf("an unresolved unknown write: %q", rc.Differences)
 	}
@@ -31,21 +32,21 @@ func TestReconcileFigures(t *testing.T) {
 	// than the client saw is within the unanswered attempts of retried
 	// writes, two are not.
 	s.DuplicateWrites = 2
-	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "duplicate writes: client 1 answered 200 (and 0 attempts") {
+	if rc := Reconcile(c, s, resultsfile.Resolution{Stored: 1}); len(rc.Differences) != 1 || !strings.Contains(rc.Differences[0], "duplicate writes: client 1 answered 200 (and 0 attempts") {
 		t.Errorf("a duplicate the client cannot account for: %q", rc.Differences)
 	}
 	c.RetriedWritesUnanswered = 1
-	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 0 {
+	if rc := Reconcile(c, s, resultsfile.Resolution{Stored: 1}); len(rc.Differences) != 0 {
 		t.Errorf("a duplicate within the unanswered attempts of retried writes: %q", rc.Differences)
 	}
 	s.DuplicateWrites = 3
-	if rc := Reconcile(c, s, Resolution{Stored: 1}); len(rc.Differences) != 1 {
+	if rc := Reconcile(c, s, resultsfile.Resolution{Stored: 1}); len(rc.Differences) != 1 {
 		t.Errorf("two duplicates past one unanswered attempt: %q", rc.Differences)
 	}
 	s.DuplicateWrites, c.RetriedWritesUnanswered = 1, 0
 	c.WritesDuplicate, c.WriteRejections = 0, 3
 	c.CallsSent[api.Enrichment] = 31
-	rc = Reconcile(c, s, Resolution{Stored: 1})
+	rc = Reconcile(c, s, resultsfile.Resolution{Stored: 1})
 	if len(rc.Differences) != 4 {
 		t.Errorf("stored, duplicates, rejections and enrichment calls differ: %q", rc.Differences)
 	}
@@ -62,18 +63,18 @@ func TestFaultedRunsMeasureLostWrites(t *testing.T) {
 		return api.Stats{StoredWrites: stored, Stations: map[string]api.StationStats{
 			api.Records: {Requests: map[api.Outcome]float64{api.OutcomeServed: 10}}}}
 	}
-	if rc := Reconcile(c, server(9), Resolution{}); len(rc.Differences) != 1 {
+	if rc := Reconcile(c, server(9), resultsfile.Resolution{}); len(rc.Differences) != 1 {
 		t.Errorf("steady run, one acknowledged write missing: %q", rc.Differences)
 	}
-	if rc := ReconcileRestarted(c, server(9), Resolution{}, 0); len(rc.Differences) != 0 {
+	if rc := ReconcileRestarted(c, server(9), resultsfile.Resolution{}, 0); len(rc.Differences) != 0 {
 		t.Errorf("faulted run, one acknowledged write missing: %q", rc.Differences)
 	}
-	if rc := ReconcileRestarted(c, server(11), Resolution{}, 1); len(rc.Differences) != 1 || rc.Partial == "" {
+	if rc := ReconcileRestarted(c, server(11), resultsfile.Resolution{}, 1); len(rc.Differences) != 1 || rc.Partial == "" {
 		t.Errorf("restarted run, a write stored that nobody sent: %+v", rc)
 	}
-	q := Quiet{Quiet: true}
-	rec := RunRecord{Status: RunValid, Faulted: true, Client: &c, Server: &api.Stats{StoredWrites: 9, Stations: server(9).Stations},
-		QuietBefore: &q, QuietAfter: &q, Unknown: &Resolution{}}
+	q := resultsfile.Quiet{Quiet: true}
+	rec := resultsfile.RunRecord{Status: resultsfile.RunValid, Faulted: true, Client: &c, Server: &api.Stats{StoredWrites: 9, Stations: server(9).Stations},
+		QuietBefore: &q, QuietAfter: &q, Unknown: &resultsfile.Resolution{}}
 	Derive(&rec, 1)
 	if !rec.Valid() || rec.Metrics["acknowledged_writes_lost"] != 1 {
 		t.Errorf("faulted run with a lost write: %s %q, lost %v", rec.Status, rec.Reason, rec.Metrics["acknowledged_writes_lost"])

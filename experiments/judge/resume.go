@@ -3,25 +3,15 @@ package judge
 import (
 	"cmp"
 	"fmt"
-	"time"
-)
 
-// Attempt is one process's part of a resumed experiment: when it started
-// and ended, where it ran, and how many of the results' runs and runs at
-// time scale 1 it measured.
-type Attempt struct {
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished,omitzero"`
-	Hostname string    `json:"hostname,omitempty"`
-	Runs     int       `json:"runs"`
-	Twins    int       `json:"twins,omitempty"`
-}
+	"github.com/loadlab/loadlab/experiments/resultsfile"
+)
 
 // RunDifference says how b is not the same experiment as a, run by the
 // same binary, so that runs of both cannot be results of one: another
 // experiment file, design, hypotheses, lock, binary or shard; "" when b is
 // the same.
-func RunDifference(a, b *Results) string {
+func RunDifference(a, b *resultsfile.Results) string {
 	differ := func(what, x, y string) string {
 		if x == y {
 			return ""
@@ -32,7 +22,7 @@ func RunDifference(a, b *Results) string {
 	if d := firstDifference(a.Experiment, b.Experiment); d != "" {
 		designDiff = "the design differs: " + d
 	}
-	shard := func(r *Results) string {
+	shard := func(r *resultsfile.Results) string {
 		if r.Shard == nil {
 			return "the whole matrix"
 		}

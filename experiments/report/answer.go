@@ -3,8 +3,8 @@ package report
 import (
 	"path/filepath"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report/charts"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -13,7 +13,7 @@ import (
 // than one strategy: accepted records per lab second per strategy and
 // scenario (accepted-CPU.svg) and, when any run got one, write 503s
 // (rejected-CPU.svg).
-func writeAnswer(dir string, r *judge.Results) error {
+func writeAnswer(dir string, r *resultsfile.Results) error {
 	for _, cpu := range r.Experiment.CPUs {
 		for _, a := range charts.Answers(r, cpu.Name) {
 			s, err := a.SVG(r)

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // pageWidths is what the browser measured of a page, in CSS px.
@@ -34,7 +34,7 @@ func TestReportFitsALaptopScreen(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	for _, name := range []string{"replication-v4", "conditions-v1", "adaptive-v2", "container-v3"} {
-		res, err := judge.ReadResults(filepath.Join("..", "results", name, "results.json"))
+		res, err := resultsfile.ReadResults(filepath.Join("..", "results", name, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,8 @@
 // report.md and report.html drawn from the same figures (tables and
 // charts, which package charts draws), leading with what was set up and
 // run, then the calibration, the cells and the verdicts, and the answer's
-// charts as image files. It judges nothing: every figure comes from
-// package judge's results.
+// charts as image files. It judges nothing: every figure comes from the
+// results (package resultsfile's data), as package judge computed them.
 package report
 
 import (
@@ -14,17 +14,17 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
 // WriteOutputs writes results.json, report.md and report.html into dir.
-func WriteOutputs(dir string, res *judge.Results) error {
+func WriteOutputs(dir string, res *resultsfile.Results) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := judge.WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
+	if err := resultsfile.WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return err
 	}
 	return WriteReports(dir, res)
@@ -32,7 +32,7 @@ func WriteOutputs(dir string, res *judge.Results) error {
 
 // WriteReports writes report.md and report.html into dir (loadlab check
 // --reports draws them again, with the current code, from results.json).
-func WriteReports(dir string, res *judge.Results) error {
+func WriteReports(dir string, res *resultsfile.Results) error {
 	var md bytes.Buffer
 	WriteMarkdown(&md, res)
 	if err := atomicfile.Write(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
@@ -110,7 +110,7 @@ const (
 	pairedV3Intro = "Rules paired-v3: only valid runs count, and a cell with fewer valid runs than the experiment asks for is inconclusive (insufficient runs). A comparison of two cells is judged on the per-run ratios (or differences) of runs with the same number, which drew the same service times (the same seed). The interval given with each median is distribution-free: the k-th smallest and k-th largest of n values, covering the median with the probability stated (at 5 runs [min, max], 93.75%); it is information, not the verdict rule. A verdict on rates or durations is gated by the time-scale calibration of the cells it reads (see above); labelled provisional, it is not final."
 )
 
-func newReport(r *judge.Results) report {
+func newReport(r *resultsfile.Results) report {
 	sp := r.Experiment
 	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name), Setup: setup(r), Ran: ran(r), Partial: partial(r),
 		HypothesesFile: r.HypothesesFile, HypothesesSHA: short(r.HypothesesSHA256), LockCommit: short(r.Lock.GitCommit),
@@ -144,7 +144,7 @@ func newReport(r *judge.Results) report {
 
 // setup says what every run was: its records or lab time, the runs per
 // cell, the time scale, the timeouts and the seeds.
-func setup(r *judge.Results) string {
+func setup(r *resultsfile.Results) string {
 	sp := r.Experiment
 	s := fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
 		perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)
@@ -163,7 +163,7 @@ func setup(r *judge.Results) string {
 }
 
 // ran says when and where the experiment ran, and each shard's machine.
-func ran(r *judge.Results) string {
+func ran(r *resultsfile.Results) string {
 	e := r.Environment
 	s := fmt.Sprintf("Ran %s to %s on %s (%d CPUs), Go %s, kernel %s", r.Started.Format("2006-01-02 15:04:05Z"),
 		r.Finished.Format("15:04:05Z"), e.CPUModel, e.NumCPU, e.GoVersion, e.Kernel)
@@ -185,7 +185,7 @@ func ran(r *judge.Results) string {
 
 // partial is the banner of a shard's or an interrupted experiment's
 // results, "" for whole results.
-func partial(r *judge.Results) string {
+func partial(r *resultsfile.Results) string {
 	switch {
 	case r.Shard != nil:
 		s := fmt.Sprintf("PARTIAL: shard %s, %d of the matrix's %d runs", r.Shard.Shard, len(r.Shard.Units), len(plan.Units(r.Experiment)))
@@ -201,7 +201,7 @@ func partial(r *judge.Results) string {
 
 // acceptedTables is, per CPU setting, the accepted records per second of
 // every strategy under every scenario.
-func acceptedTables(r *judge.Results) []table {
+func acceptedTables(r *resultsfile.Results) []table {
 	sp := r.Experiment
 	var out []table
 	for _, cpu := range sp.CPUs {
@@ -228,7 +228,7 @@ func acceptedTables(r *judge.Results) []table {
 }
 
 // cellsTable is every cell's figures, its bound and its valid runs.
-func cellsTable(r *judge.Results) table {
+func cellsTable(r *resultsfile.Results) table {
 	sp := r.Experiment
 	var t table
 	t.Head = []string{"cell", "accepted/s", "bound (limit)", "efficiency", "duration s", "write 503s", "peak concurrent writes",
@@ -252,9 +252,9 @@ func cellsTable(r *judge.Results) table {
 
 // verdictRows is the verdicts as reported, their counts, and how the run
 // differs from the preregistered design when they are exploratory.
-func verdictRows(vs []judge.Verdict, hs []design.Hypothesis) (rows []verdictRow, counts, exploratoryWhy string) {
-	found, exploratory := map[judge.Decision]int{}, map[judge.Decision]int{}
-	labelled := map[judge.CalibrationLabel]int{}
+func verdictRows(vs []resultsfile.Verdict, hs []design.Hypothesis) (rows []verdictRow, counts, exploratoryWhy string) {
+	found, exploratory := map[resultsfile.Decision]int{}, map[resultsfile.Decision]int{}
+	labelled := map[resultsfile.CalibrationLabel]int{}
 	for _, v := range vs {
 		var meas []string
 		for _, c := range v.Cells {
@@ -267,7 +267,7 @@ func verdictRows(vs []judge.Verdict, hs []design.Hypothesis) (rows []verdictRow,
 			row.Label = strings.TrimSuffix("exploratory, "+row.Label, ", ")
 			exploratory[v.Verdict]++
 			exploratoryWhy = v.Exploratory
-		case v.Calibration == judge.LabelProvisional:
+		case v.Calibration == resultsfile.LabelProvisional:
 			labelled[v.Calibration]++
 		default:
 			found[v.Verdict]++
@@ -275,19 +275,19 @@ func verdictRows(vs []judge.Verdict, hs []design.Hypothesis) (rows []verdictRow,
 		}
 		rows = append(rows, row)
 	}
-	counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", found[judge.Supported], found[judge.Refuted], found[judge.Inconclusive])
-	if n := labelled[judge.LabelProvisional]; n > 0 {
+	counts = fmt.Sprintf("%d supported, %d refuted, %d inconclusive.", found[resultsfile.Supported], found[resultsfile.Refuted], found[resultsfile.Inconclusive])
+	if n := labelled[resultsfile.LabelProvisional]; n > 0 {
 		counts += fmt.Sprintf(" %d more provisional (not final: the time-scale bias of cells they read was not measured or did not resolve).", n)
 	}
-	if n := labelled[judge.LabelHolds]; n > 0 {
+	if n := labelled[resultsfile.LabelHolds]; n > 0 {
 		counts += fmt.Sprintf(" Of the verdicts counted, %s the same at every time-scale bias of cells whose bias did not resolve within the limit.", isAre(n))
 	}
-	if n := labelled[judge.LabelUncalibrated]; n > 0 {
+	if n := labelled[resultsfile.LabelUncalibrated]; n > 0 {
 		counts += fmt.Sprintf(" Of the verdicts counted, %s uncalibrated (their cells' time-scale bias is not measured by the experiment's plan).", isAre(n))
 	}
 	if exploratoryWhy != "" {
 		counts = fmt.Sprintf("No findings: every verdict is exploratory (%s): %d supported, %d refuted, %d inconclusive, none of them a result.",
-			exploratoryWhy, exploratory[judge.Supported], exploratory[judge.Refuted], exploratory[judge.Inconclusive])
+			exploratoryWhy, exploratory[resultsfile.Supported], exploratory[resultsfile.Refuted], exploratory[resultsfile.Inconclusive])
 	}
 	return rows, counts, exploratoryWhy
 }
@@ -302,7 +302,7 @@ func isAre(n int) string {
 
 // measured is a verdict's figures in one cell: median [min, max], for a
 // paired comparison what is paired, and the bootstrap interval.
-func measured(v judge.Verdict, c judge.CellVerdict) string {
+func measured(v resultsfile.Verdict, c resultsfile.CellVerdict) string {
 	s := fmt.Sprintf("%s: %.3g [%.3g, %.3g]", c.Cell, c.Median, c.Min, c.Max)
 	if c.Runs == 0 {
 		s = c.Cell.String() + ": —"
@@ -328,7 +328,7 @@ func excludedReasons(ex []string) string {
 }
 
 // fmtStat prints a median and its range, or "—" when there is none.
-func fmtStat(s judge.Stat, ok bool, digits int) string {
+func fmtStat(s resultsfile.Stat, ok bool, digits int) string {
 	if !ok || s.N == 0 {
 		return "—"
 	}
@@ -350,7 +350,7 @@ func short(s string) string {
 }
 
 // fmtBias is a strategy's bias in percent, or "not measured".
-func fmtBias(s judge.StrategyBias) string {
+func fmtBias(s resultsfile.StrategyBias) string {
 	if s.Unmeasured {
 		return "not measured"
 	}
@@ -359,7 +359,7 @@ func fmtBias(s judge.StrategyBias) string {
 
 // calibrationTable is the time-scale bias per strategy and a sentence on
 // what it means for the verdicts.
-func calibrationTable(c *judge.Calibration) (table, string) {
+func calibrationTable(c *resultsfile.Calibration) (table, string) {
 	switch {
 	case c == nil:
 		return table{}, "Time-scale bias: not measured (results from before the calibration existed)."

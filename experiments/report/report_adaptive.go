@@ -5,8 +5,8 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report/charts"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // adaptiveIntro says what the adaptive limits and retries table shows.
@@ -44,7 +44,7 @@ var adaptiveMetrics = []struct {
 
 // adaptiveSectionOf builds the section, its table empty when no cell has
 // any of its metrics (results from before adaptive limits and retries).
-func adaptiveSectionOf(r *judge.Results) adaptiveSection {
+func adaptiveSectionOf(r *resultsfile.Results) adaptiveSection {
 	sec := adaptiveSection{Intro: adaptiveIntro, ChartsIntro: adaptiveChartsIntro, Table: table{Head: []string{"cell"}}}
 	for _, m := range adaptiveMetrics {
 		sec.Table.Head = append(sec.Table.Head, m.head)
@@ -65,7 +65,7 @@ func adaptiveSectionOf(r *judge.Results) adaptiveSection {
 // adapts says whether a cell has what the section shows: an adaptive
 // limit, or retries. A static strategy's cell, all dashes and 1.00, is
 // left out.
-func adapts(cs judge.CellSummary) bool {
+func adapts(cs resultsfile.CellSummary) bool {
 	for _, m := range []string{"records_limit_median", "enrichment_limit_median"} {
 		if s, ok := cs.Stats[m]; ok && s.N > 0 {
 			return true
@@ -76,7 +76,7 @@ func adapts(cs judge.CellSummary) bool {
 
 // writeAdaptiveMarkdown writes the adaptive limits and retries section, if
 // any cell has its metrics.
-func writeAdaptiveMarkdown(w io.Writer, r *judge.Results) {
+func writeAdaptiveMarkdown(w io.Writer, r *resultsfile.Results) {
 	sec := adaptiveSectionOf(r)
 	if len(sec.Table.Rows) == 0 {
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -19,12 +20,12 @@ import (
 // C5-vegas cell keeps a timeline of its limits (records: 8, down to 3
 // during the drop; enrichment: 20 + a tenth of the lab second), and run k
 // of C5-vegas amplifies records by 1 + k/100, of C6 by 1.1 + k/100.
-func adaptiveResults(t *testing.T) *judge.Results {
+func adaptiveResults(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	sp := design.Spec{Name: "adaptive-report", Records: 100000, Runs: 3, TimeScale: 0.2, CallTimeout: 2 * time.Second,
 		PermitTimeout: 10 * time.Second, Seed: 1, Strategies: []string{"C4", "C5-vegas", "C6"},
 		Scenarios: []string{design.WriteCapacityDrop, config.ProfileHealthy}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second}
-	var runs []judge.RunRecord
+	var runs []resultsfile.RunRecord
 	for _, c := range sp.Cells() {
 		for k := 1; k <= sp.Runs; k++ {
 			res := &records.Result{Records: 1000, AcceptedPerLabSecond: 25}
@@ -50,10 +51,10 @@ func adaptiveResults(t *testing.T) *judge.Results {
 				m["records_amplification"], m["enrichment_amplification"] = 1.1+float64(k)/100, 1.02
 				m["records_retries"], m["records_retries_denied"] = float64(100+k), float64(10*k)
 			}
-			runs = append(runs, judge.RunRecord{Cell: c, Run: k, Seed: sp.Seed + uint32(k), Status: judge.RunValid, Client: res, Metrics: m})
+			runs = append(runs, resultsfile.RunRecord{Cell: c, Run: k, Seed: sp.Seed + uint32(k), Status: resultsfile.RunValid, Client: res, Metrics: m})
 		}
 	}
-	return &judge.Results{Experiment: sp, Runs: runs, Cells: judge.Summaries(sp, runs, config.Default(), nil)}
+	return &resultsfile.Results{Experiment: sp, Runs: runs, Cells: judge.Summaries(sp, runs, config.Default(), nil)}
 }
 
 // The Markdown report has a table of the adaptive limits and retries after

@@ -9,7 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/probe"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // advisedIntro says what the advised strategies table shows, and what a
@@ -25,7 +25,7 @@ var advisedIntro = "Before the matrix each dependency of the lab's pipeline was 
 
 // advisedTable shows, per scenario, the probes' findings and the strategy
 // advised from them.
-func advisedTable(adv map[string]*judge.AdvisedStrategy) (table, []string) {
+func advisedTable(adv map[string]*resultsfile.AdvisedStrategy) (table, []string) {
 	t := table{Head: []string{"scenario", "dependency", "service time (lab s)", "knee", "first rejection", "permits (from)",
 		"calls/s at permits (lab)", "records/s it allows (lab)", "records in flight", "bottleneck"}}
 	var notes []string

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // biasIntro introduces the calibration table of results calibrated cell
@@ -17,7 +17,7 @@ const biasIntro = "Each calibrated cell's runs 1 to %d were run again, right aft
 
 // biasTable is the calibration of results calibrated cell by cell: a row
 // a calibrated cell, and sentences on what it means for the verdicts.
-func biasTable(r *judge.Results) (string, table, string) {
+func biasTable(r *resultsfile.Results) (string, table, string) {
 	b := r.TimeScaleBias
 	if b.Skipped != "" {
 		return "", table{}, "Time-scale bias: not measured: " + b.Skipped + "."
@@ -42,7 +42,7 @@ func biasTable(r *judge.Results) (string, table, string) {
 
 // biasNote says what the calibration does to the verdicts: the limit,
 // what was not calibrated, what did not complete, what was accepted.
-func biasNote(r *judge.Results) string {
+func biasNote(r *resultsfile.Results) string {
 	b := r.TimeScaleBias
 	notes := []string{fmt.Sprintf("Only verdicts on rates and durations read the calibration, each through the cells it reads. "+
 		"When a cell's bias is beyond ±%.1f%% or its interval straddles the limit, the verdict is judged again with each cell's figures "+
@@ -70,7 +70,7 @@ func biasNote(r *judge.Results) string {
 
 // uncalibrated are the cells a verdict on rates or durations reads that
 // the calibration does not measure.
-func uncalibrated(r *judge.Results) []string {
+func uncalibrated(r *resultsfile.Results) []string {
 	var out []string
 	for _, h := range r.Hypotheses {
 		if !h.TimeBiased() {
@@ -88,7 +88,7 @@ func uncalibrated(r *judge.Results) []string {
 // derivedTable is, for cells that ran fewer (or more) records than the
 // experiment's, the duration the experiment's records would take at the
 // cell's measured rate: derived, not measured.
-func derivedTable(r *judge.Results) table {
+func derivedTable(r *resultsfile.Results) table {
 	sp := r.Experiment
 	t := table{Caption: fmt.Sprintf("Cells whose runs had another batch than the experiment's %d records: the duration of %d records, "+
 		"derived as %d ÷ the measured accepted records per lab second (median, and from the range of the rate).", sp.Records, sp.Records, sp.Records),
@@ -100,7 +100,7 @@ func derivedTable(r *judge.Results) table {
 			continue
 		}
 		d, _ := cs.Stats["duration_seconds"]
-		derived := judge.Stat{Median: float64(sp.Records) / rate.Median, Min: float64(sp.Records) / rate.Max, Max: float64(sp.Records) / rate.Min, N: rate.N}
+		derived := resultsfile.Stat{Median: float64(sp.Records) / rate.Median, Min: float64(sp.Records) / rate.Max, Max: float64(sp.Records) / rate.Min, N: rate.N}
 		t.Rows = append(t.Rows, []string{cs.Cell.String(), fmt.Sprint(n), fmtStat(d, d.N > 0, 1), fmtStat(derived, true, 1) + " (derived)"})
 	}
 	return t
@@ -108,4 +108,4 @@ func derivedTable(r *judge.Results) table {
 
 // calibrationLabel is how a verdict's row names what the calibration says
 // of it, "" for nothing.
-func calibrationLabel(v judge.Verdict) string { return string(v.Calibration) }
+func calibrationLabel(v resultsfile.Verdict) string { return string(v.Calibration) }

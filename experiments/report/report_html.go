@@ -5,8 +5,8 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report/charts"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // page is the self-contained HTML report: the report's tables rendered by
@@ -74,7 +74,7 @@ type htmlFigure struct {
 }
 
 // WriteHTML writes the self-contained HTML report.
-func WriteHTML(w io.Writer, r *judge.Results) error {
+func WriteHTML(w io.Writer, r *resultsfile.Results) error {
 	figs, err := charts.Figures(r)
 	if err != nil {
 		return err

@@ -5,13 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report/charts"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // WriteMarkdown writes the report: the comparison tables in the shape of the
 // lab's, the per-cell details with the Little's-law bound, and the verdicts.
-func WriteMarkdown(w io.Writer, r *judge.Results) {
+func WriteMarkdown(w io.Writer, r *resultsfile.Results) {
 	rep := newReport(r)
 	fmt.Fprintf(w, "# %s\n\n%s\n\n", rep.Title, rep.Setup)
 	if rep.Strategies != "" {
@@ -84,7 +84,7 @@ func markdownTable(w io.Writer, head []string, rows [][]string) {
 
 // writeAnswerMarkdown leads with the answer: the verdict counts, a line per
 // verdict, and the accepted rates' chart that WriteReports draws beside.
-func writeAnswerMarkdown(w io.Writer, r *judge.Results, rep report) {
+func writeAnswerMarkdown(w io.Writer, r *resultsfile.Results, rep report) {
 	if len(rep.Verdicts) == 0 && len(r.Experiment.CPUs) == 0 {
 		return
 	}

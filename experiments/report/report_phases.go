@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // phasedIntro says what the phased scenarios' tables show.
@@ -56,7 +57,7 @@ type phaseLine struct {
 }
 
 // phasedReportOf builds the section, empty when no scenario is phased.
-func phasedReportOf(r *judge.Results) phasedReport {
+func phasedReportOf(r *resultsfile.Results) phasedReport {
 	sp := r.Experiment
 	rep := phasedReport{Intro: phasedIntro, EventsIntro: phasedEventsIntro}
 	for _, sc := range sp.Scenarios {
@@ -152,7 +153,7 @@ func describeFault(f faults.Fault) string {
 // phaseTable is the per-phase figures of a phased scenario's cells on one
 // CPU setting: a row per strategy and phase, drain included when a run
 // had one.
-func phaseTable(r *judge.Results, ps design.PhasedScenario, sc, cpu string) table {
+func phaseTable(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu string) table {
 	t := table{Head: []string{"strategy", "phase", "lab s", "accepted/s (lab)", "write 503s", "peak writes in flight (client)",
 		"record latency p50 (lab ms)", "record latency p99 (lab ms)", "incomplete", "write unknown", "failed"}}
 	for _, st := range r.Experiment.Strategies {
@@ -177,7 +178,7 @@ func phaseTable(r *judge.Results, ps design.PhasedScenario, sc, cpu string) tabl
 }
 
 // phaseRow is one strategy's figures in one phase, labelled name.
-func phaseRow(cs judge.CellSummary, st, phase, name, span string) []string {
+func phaseRow(cs resultsfile.CellSummary, st, phase, name, span string) []string {
 	g := func(m string, d int) string { s, ok := cs.Stats[design.PhaseKey(phase, m)]; return fmtStat(s, ok, d) }
 	med := func(m string) string {
 		s, ok := cs.Stats[design.PhaseKey(phase, m)]
@@ -192,7 +193,7 @@ func phaseRow(cs judge.CellSummary, st, phase, name, span string) []string {
 
 // drainSpan is the drain phase's lab seconds: from the phases' end to the
 // median over valid runs of the last record's end.
-func drainSpan(r *judge.Results, c design.Cell, ps design.PhasedScenario) string {
+func drainSpan(r *resultsfile.Results, c design.Cell, ps design.PhasedScenario) string {
 	var ends []float64
 	for _, run := range r.Runs {
 		if run.Cell != c || !run.Valid() || run.Client == nil {
@@ -212,13 +213,13 @@ func drainSpan(r *judge.Results, c design.Cell, ps design.PhasedScenario) string
 
 // phaseEventsTable is the runner's changes in run 1 of each strategy (the
 // cell's first run when it has no run 1).
-func phaseEventsTable(r *judge.Results, sc, cpu string) table {
+func phaseEventsTable(r *resultsfile.Results, sc, cpu string) table {
 	t := table{Head: []string{"strategy", "run", "phase", "action", "scheduled (lab s)", "begun (lab s)", "took effect (lab s)", "error or note"}}
 	for _, st := range r.Experiment.Strategies {
 		c := design.Cell{Strategy: st, Scenario: sc, CPU: cpu}
-		i := slices.IndexFunc(r.Runs, func(run judge.RunRecord) bool { return run.Cell == c && run.Run == 1 })
+		i := slices.IndexFunc(r.Runs, func(run resultsfile.RunRecord) bool { return run.Cell == c && run.Run == 1 })
 		if i < 0 {
-			i = slices.IndexFunc(r.Runs, func(run judge.RunRecord) bool { return run.Cell == c })
+			i = slices.IndexFunc(r.Runs, func(run resultsfile.RunRecord) bool { return run.Cell == c })
 		}
 		if i < 0 {
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -20,7 +21,7 @@ import (
 // strategies and three runs per cell, with made-up per-phase figures: in
 // run k the drop phase accepts 8+k records per lab second (C1) or 20+k
 // (C4).
-func phasedResults(t *testing.T) *judge.Results {
+func phasedResults(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	sp := design.Spec{Name: "phased-report", Records: 100000, Runs: 3, TimeScale: 0.2, CallTimeout: 2 * time.Second,
 		PermitTimeout: 10 * time.Second, Seed: 1, Strategies: []string{"C1", "C4"},
@@ -33,7 +34,7 @@ func phasedResults(t *testing.T) *judge.Results {
 			}, Restart: &design.Restart{After: 5 * time.Second, Signal: design.SignalKill}},
 			{Name: "calm-again", Duration: 10 * time.Second},
 		}}}}
-	var runs []judge.RunRecord
+	var runs []resultsfile.RunRecord
 	for _, c := range sp.Cells() {
 		ps, _ := sp.Phased(c.Scenario)
 		low := 8.0
@@ -61,27 +62,27 @@ func phasedResults(t *testing.T) *judge.Results {
 					Ended: 5, Accepted: 5, AcceptedPerLabSecond: 5 / (1 + float64(k)), States: map[records.State]int{records.Complete: 5}})
 				res.PerSecond = append(res.PerSecond, records.SecondCounts{T: 40, Accepted: 5, Ended: 5})
 			}
-			run := judge.RunRecord{Cell: c, Run: k, Seed: sp.Seed + uint32(k), Status: judge.RunValid, Client: res,
+			run := resultsfile.RunRecord{Cell: c, Run: k, Seed: sp.Seed + uint32(k), Status: resultsfile.RunValid, Client: res,
 				Metrics: judge.MetricsOf(*res, api.Stats{}, sp.TimeScale)}
 			if k == 1 {
 				for i, ph := range ps.Phases[1:] {
 					at := ps.Start(i + 1).Seconds()
-					action := judge.ActionSet
+					action := resultsfile.ActionSet
 					if c.Scenario == "flaky" {
-						action = judge.ActionFaults
+						action = resultsfile.ActionFaults
 					}
-					run.PhaseEvents = append(run.PhaseEvents, judge.PhaseEvent{Phase: ph.Name, Action: action, Scheduled: at, At: at + 0.01, Done: at + 0.03})
+					run.PhaseEvents = append(run.PhaseEvents, resultsfile.PhaseEvent{Phase: ph.Name, Action: action, Scheduled: at, At: at + 0.01, Done: at + 0.03})
 				}
 				if c == (design.Cell{Strategy: "C4", Scenario: "flaky", CPU: "cpus-1"}) {
-					run.PhaseEvents = append(run.PhaseEvents, judge.PhaseEvent{Phase: "faulty", Action: judge.ActionRestartKill, Scheduled: 15, At: 15.02, Done: 15.02,
+					run.PhaseEvents = append(run.PhaseEvents, resultsfile.PhaseEvent{Phase: "faulty", Action: resultsfile.ActionRestartKill, Scheduled: 15, At: 15.02, Done: 15.02,
 						Err: "the runner cannot restart this mock service"})
-					run.Status, run.Reason = judge.RunFailed, run.PhaseTrouble()
+					run.Status, run.Reason = resultsfile.RunFailed, run.PhaseTrouble()
 				}
 			}
 			runs = append(runs, run)
 		}
 	}
-	return &judge.Results{Experiment: sp, Runs: runs, Cells: judge.Summaries(sp, runs, config.Default(), nil)}
+	return &resultsfile.Results{Experiment: sp, Runs: runs, Cells: judge.Summaries(sp, runs, config.Default(), nil)}
 }
 
 // section is the text of s from the heading from up to the next heading

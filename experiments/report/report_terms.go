@@ -6,7 +6,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // strategiesText says, for each strategy of the matrix, what it bounds, so
@@ -35,7 +35,7 @@ func strategiesText(sp design.Spec) string {
 // − gomaxprocs == 0", "accepted_per_second ÷ C3/healthy/cpus-1's, paired by
 // run ≥ 0.8"; the operator and threshold alone when the hypothesis is not
 // among hs.
-func testText(v judge.Verdict, hs []design.Hypothesis) string {
+func testText(v resultsfile.Verdict, hs []design.Hypothesis) string {
 	test := string(v.Op) + " " + v.Threshold.String()
 	for _, h := range hs {
 		if h.ID != v.ID {

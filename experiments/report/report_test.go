@@ -11,17 +11,17 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
-var committed = sync.OnceValues(func() (*judge.Results, error) {
-	return judge.ReadResults("../exptest/testdata/range-v1/results.json")
+var committed = sync.OnceValues(func() (*resultsfile.Results, error) {
+	return resultsfile.ReadResults("../exptest/testdata/range-v1/results.json")
 })
 
 // committedResults is the first results of the replication under the
 // range-v1 rules (format 1: metrics kept, no raw data; the client's
 // timelines left out of this copy), read once; each test gets its own copy of the verdicts to change.
-func committedResults(t *testing.T) *judge.Results {
+func committedResults(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	r, err := committed()
 	if err != nil {
@@ -150,7 +150,7 @@ func TestExploratoryVerdictsAreNotFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	why := "not the preregistered design: runs 4, locked 3"
-	res := &judge.Results{Experiment: spec, Verdicts: []judge.Verdict{{ID: "T1", Verdict: judge.Refuted, Exploratory: why}}}
+	res := &resultsfile.Results{Experiment: spec, Verdicts: []resultsfile.Verdict{{ID: "T1", Verdict: resultsfile.Refuted, Exploratory: why}}}
 	var md strings.Builder
 	WriteMarkdown(&md, res)
 	for _, s := range []string{"**Exploratory: " + why, "exploratory: **refuted**", "No findings: every verdict is exploratory"} {
@@ -191,7 +191,7 @@ func TestWriteReportsWritesTheAnswer(t *testing.T) {
 // A terminal gets the answer, not the report: the runs that counted, the
 // accepted rates, a line per verdict and the counts, in a screenful.
 func TestSummaryLeadsWithTheAnswer(t *testing.T) {
-	res, err := judge.ReadResults("../results/replication-v4/results.json")
+	res, err := resultsfile.ReadResults("../results/replication-v4/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}

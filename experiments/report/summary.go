@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // WriteSummary is what a terminal gets at the end of an experiment: the
@@ -13,7 +13,7 @@ import (
 // per lab second by strategy and scenario for each CPU setting, every
 // verdict in a line, and the verdict counts. report.md and report.html
 // hold the rest.
-func WriteSummary(w io.Writer, r *judge.Results) {
+func WriteSummary(w io.Writer, r *resultsfile.Results) {
 	rep := newReport(r)
 	valid := 0
 	for _, run := range r.Runs {
@@ -46,7 +46,7 @@ func WriteSummary(w io.Writer, r *judge.Results) {
 
 // resumed says, of a resumed experiment, when each attempt began and how
 // many of the runs each measured.
-func resumed(attempts []judge.Attempt) string {
+func resumed(attempts []resultsfile.Attempt) string {
 	if len(attempts) < 2 {
 		return ""
 	}

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
 )
 
@@ -45,7 +45,7 @@ func Read(dir string) (*Log, error) {
 	}
 	l := &Log{Path: path}
 	rs := &l.Resume
-	rs.Runs, rs.Twins, rs.Attempt = map[plan.Unit]judge.RunRecord{}, map[plan.Unit]judge.RunRecord{}, map[plan.Unit]int{}
+	rs.Runs, rs.Twins, rs.Attempt = map[plan.Unit]resultsfile.RunRecord{}, map[plan.Unit]resultsfile.RunRecord{}, map[plan.Unit]int{}
 	for n, off := 1, 0; off < len(b); n++ {
 		end := bytes.IndexByte(b[off:], '\n')
 		var ln line
@@ -79,7 +79,7 @@ func (l *Log) add(n int, ln line) error {
 			return fmt.Errorf("a run log of format %d: this loadlab reads format %d", ln.Format, Format)
 		}
 		l.Invocation, rs.Begun = *ln.Invocation, ln.Results
-		rs.Attempts = []judge.Attempt{{Started: ln.Results.Started, Hostname: ln.Results.Environment.Hostname}}
+		rs.Attempts = []resultsfile.Attempt{{Started: ln.Results.Started, Hostname: ln.Results.Environment.Hostname}}
 		return nil
 	}
 	attempt := len(rs.Attempts) - 1

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // begun is the results of a 2-cell, 2-run experiment before any run.
-func begun(t *testing.T) *judge.Results {
+func begun(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	spec := design.Spec{Name: "t", Runs: 2, Records: 10, TimeScale: 0.1, Seed: 7,
 		Strategies: []string{"C2", "C4"}, Scenarios: []string{"healthy"}, CPUs: []design.CPUSetting{{Name: "inherit", Inherit: true}}}
-	return &judge.Results{Experiment: spec, Started: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), ExperimentSHA256: "e"}
+	return &resultsfile.Results{Experiment: spec, Started: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), ExperimentSHA256: "e"}
 }
 
 // unit is the n-th unit of the experiment begun gives.
@@ -26,8 +26,8 @@ func unit(t *testing.T, n int) plan.Unit {
 	return plan.Units(begun(t).Experiment)[n]
 }
 
-func runOf(u plan.Unit) judge.RunRecord {
-	return judge.RunRecord{Cell: u.Cell, Run: u.Run, Seed: uint32(7 + u.Run), Status: judge.RunValid}
+func runOf(u plan.Unit) resultsfile.RunRecord {
+	return resultsfile.RunRecord{Cell: u.Cell, Run: u.Run, Seed: uint32(7 + u.Run), Status: resultsfile.RunValid}
 }
 
 // writeLog begins a log in dir and logs the first n units' runs.

@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -51,7 +52,7 @@ func TestResumeRunsOnlyWhatIsMissing(t *testing.T) {
 	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
 	cfg := runner.Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg, Mocks: scaleOne{t},
 		ExperimentSHA256: "spec", Journal: Create(dir, Invocation{})}
-	run := func(cfg runner.Config, heard func(judge.RunRecord)) (*judge.Results, error) {
+	run := func(cfg runner.Config, heard func(resultsfile.RunRecord)) (*resultsfile.Results, error) {
 		r, err := runner.New(cfg, ranHeard(heard))
 		if err != nil {
 			t.Fatal(err)
@@ -74,13 +75,13 @@ func TestResumeRunsOnlyWhatIsMissing(t *testing.T) {
 	}
 	other := cfg
 	other.ExperimentSHA256, other.Journal, other.Resume = "edited", Append(l), &l.Resume
-	if _, err := run(other, func(judge.RunRecord) { t.Error("a run of another experiment file ran") }); !errors.Is(err, runner.ErrNotSameExperiment) ||
+	if _, err := run(other, func(resultsfile.RunRecord) { t.Error("a run of another experiment file ran") }); !errors.Is(err, runner.ErrNotSameExperiment) ||
 		!strings.Contains(err.Error(), "the experiment file (SHA-256) differs: spec, now edited") {
 		t.Fatalf("resumed against another experiment file: %v", err)
 	}
 	var ran []plan.Unit
 	cfg.Journal, cfg.Resume = Append(l), &l.Resume
-	res, err := run(cfg, func(r judge.RunRecord) { ran = append(ran, plan.Unit{Cell: r.Cell, Run: r.Run}) })
+	res, err := run(cfg, func(r resultsfile.RunRecord) { ran = append(ran, plan.Unit{Cell: r.Cell, Run: r.Run}) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestResumeRunsOnlyWhatIsMissing(t *testing.T) {
 
 // checkWhole checks that res holds every unit once, in order, each with
 // its seed, and every twin of the calibration.
-func checkWhole(t *testing.T, res *judge.Results, units []plan.Unit) {
+func checkWhole(t *testing.T, res *resultsfile.Results, units []plan.Unit) {
 	t.Helper()
 	var got []plan.Unit
 	for _, r := range res.Runs {
@@ -142,12 +143,12 @@ func cutAfterRun(t *testing.T, dir string, u plan.Unit) {
 }
 
 // ranHeard hears each run that ends.
-type ranHeard func(judge.RunRecord)
+type ranHeard func(resultsfile.RunRecord)
 
-func (h ranHeard) BiasMeasured(judge.CellBias, float64)           {}
+func (h ranHeard) BiasMeasured(resultsfile.CellBias, float64)     {}
 func (h ranHeard) Advising(string, string)                        {}
 func (h ranHeard) RunStarting(plan.Unit, int, int, time.Duration) {}
-func (h ranHeard) RunDone(r judge.RunRecord, _, _ int, _ time.Duration) {
+func (h ranHeard) RunDone(r resultsfile.RunRecord, _, _ int, _ time.Duration) {
 	if h != nil {
 		h(r)
 	}

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -64,13 +64,13 @@ func (inv Invocation) Same(other Invocation) bool { return reflect.DeepEqual(inv
 
 // line is one line of the log; Kind says which of its fields are set.
 type line struct {
-	Kind       string                            `json:"kind"`
-	Format     int                               `json:"format,omitempty"`
-	Invocation *Invocation                       `json:"invocation,omitempty"`
-	Results    *judge.Results                    `json:"results,omitempty"`
-	Attempt    *judge.Attempt                    `json:"attempt,omitempty"`
-	Advised    map[string]*judge.AdvisedStrategy `json:"advised,omitempty"`
-	Run        *judge.RunRecord                  `json:"run,omitempty"`
+	Kind       string                                  `json:"kind"`
+	Format     int                                     `json:"format,omitempty"`
+	Invocation *Invocation                             `json:"invocation,omitempty"`
+	Results    *resultsfile.Results                    `json:"results,omitempty"`
+	Attempt    *resultsfile.Attempt                    `json:"attempt,omitempty"`
+	Advised    map[string]*resultsfile.AdvisedStrategy `json:"advised,omitempty"`
+	Run        *resultsfile.RunRecord                  `json:"run,omitempty"`
 }
 
 // Kinds of line.
@@ -104,7 +104,7 @@ func (w *Writer) Path() string { return filepath.Join(w.dir, Name) }
 // Begin opens the log: a new one begins with the experiment's invocation
 // and res; a resumed one is cut after its last whole line (a torn line
 // goes) and gets an attempt line.
-func (w *Writer) Begin(res *judge.Results) error {
+func (w *Writer) Begin(res *resultsfile.Results) error {
 	if w.resume == nil {
 		if err := os.MkdirAll(w.dir, 0o755); err != nil {
 			return err
@@ -140,19 +140,21 @@ func (w *Writer) Begin(res *judge.Results) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	return w.write(line{Kind: kindAttempt, Attempt: &judge.Attempt{Started: time.Now().UTC(), Hostname: host}})
+	return w.write(line{Kind: kindAttempt, Attempt: &resultsfile.Attempt{Started: time.Now().UTC(), Hostname: host}})
 }
 
 // Advised logs the strategies "advised".
-func (w *Writer) Advised(a map[string]*judge.AdvisedStrategy) error {
+func (w *Writer) Advised(a map[string]*resultsfile.AdvisedStrategy) error {
 	return w.write(line{Kind: kindAdvised, Advised: a})
 }
 
 // Run logs a run of the matrix.
-func (w *Writer) Run(rec judge.RunRecord) error { return w.write(line{Kind: kindRun, Run: &rec}) }
+func (w *Writer) Run(rec resultsfile.RunRecord) error { return w.write(line{Kind: kindRun, Run: &rec}) }
 
 // Twin logs a run's twin at time scale 1.
-func (w *Writer) Twin(rec judge.RunRecord) error { return w.write(line{Kind: kindTwin, Run: &rec}) }
+func (w *Writer) Twin(rec resultsfile.RunRecord) error {
+	return w.write(line{Kind: kindTwin, Run: &rec})
+}
 
 // Close closes the log.
 func (w *Writer) Close() error {

@@ -13,7 +13,7 @@ import (
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 
 	"go.yaml.in/yaml/v3"
@@ -25,7 +25,7 @@ import (
 // the mock service at the experiment's time scale; the advice's rates are
 // per real second at that scale, its permits and records in flight apply
 // to the runs as they are.
-func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStrategy {
+func (ex *execution) adviseAll(ctx context.Context) map[string]*resultsfile.AdvisedStrategy {
 	var scenarios []string
 	for _, c := range ex.cfg.Spec.Cells() {
 		if ex.cfg.Calibration.Only && !slices.Contains(ex.bias.Cells, c) {
@@ -38,7 +38,7 @@ func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStr
 	if len(scenarios) == 0 {
 		return nil
 	}
-	out := map[string]*judge.AdvisedStrategy{}
+	out := map[string]*resultsfile.AdvisedStrategy{}
 	for _, sc := range scenarios {
 		if ctx.Err() != nil {
 			break
@@ -51,14 +51,14 @@ func (ex *execution) adviseAll(ctx context.Context) map[string]*judge.AdvisedStr
 
 // adviseOne advises the strategy of one scenario: from advise.file, or
 // from probes of each dependency under the scenario's profile.
-func (ex *execution) adviseOne(ctx context.Context, scenario string) *judge.AdvisedStrategy {
+func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfile.AdvisedStrategy {
 	spec := ex.cfg.Spec
 	mock, scale, err := ex.at(design.Cell{Strategy: design.Advised, Scenario: scenario, CPU: advisedCPU(spec, scenario)})
-	a := &judge.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
+	a := &resultsfile.AdvisedStrategy{Scenario: scenario, TimeScale: scale, Probes: map[string]probe.Result{}}
 	if ex.exploratory() && spec.Advise.File == "" {
 		a.Shortened = fmt.Sprintf("an exploratory run: probe steps and warm-ups 1/%d of the design's (each step at least the call timeout)", exploratoryProbe)
 	}
-	fail := func(format string, args ...any) *judge.AdvisedStrategy {
+	fail := func(format string, args ...any) *resultsfile.AdvisedStrategy {
 		a.Failed = fmt.Sprintf(format, args...)
 		return a
 	}
@@ -185,7 +185,7 @@ func capacityOf(res probe.Result) (advise.Capacity, error) {
 
 // fromFile takes the advised strategy from a strategy file: its strategy,
 // and the advice it records when loadlab advise wrote it.
-func fromFile(a *judge.AdvisedStrategy, file string) *judge.AdvisedStrategy {
+func fromFile(a *resultsfile.AdvisedStrategy, file string) *resultsfile.AdvisedStrategy {
 	s, err := strategy.LoadFile(file, pipeline.Lab())
 	if err != nil {
 		a.Failed = err.Error()

@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
@@ -151,7 +152,7 @@ func TestAdvisedCellsEndToEnd(t *testing.T) {
 	if err := report.WriteOutputs(out, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	back, err := resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestAdvisedFromAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, res := range []*judge.Results{res, again} {
+	for i, res := range []*resultsfile.Results{res, again} {
 		if len(res.Runs) != 6 {
 			t.Fatalf("run %d of the runner: %d runs, want 6", i+1, len(res.Runs))
 		}

@@ -8,16 +8,17 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
 // planBias is the calibration the experiment plans: its pairs, its limit,
 // the cells its time-biased hypotheses read; skipped at time scale 1
 // (nothing to calibrate) and with no pairs (uncalibrated).
-func (r *Runner) planBias() *judge.Bias {
+func (r *Runner) planBias() *resultsfile.Bias {
 	spec := r.cfg.Spec
 	cal := spec.CalibrationOf()
-	b := &judge.Bias{TimeScale: spec.TimeScale, Pairs: cal.Pairs, MaxBias: cal.MaxBias,
+	b := &resultsfile.Bias{TimeScale: spec.TimeScale, Pairs: cal.Pairs, MaxBias: cal.MaxBias,
 		Cells:    design.CalibratedCells(spec, r.cfg.Hypotheses),
 		Accepted: r.cfg.Calibration.Accept, AcceptedUncalibrated: r.cfg.Calibration.AcceptUncalibrated}
 	switch {
@@ -89,7 +90,7 @@ func (ex *execution) at(c design.Cell) (api.Client, float64, error) {
 // its run is one of the pairs, right after it (same seed), keeps it in the
 // journal, and, once the cell's last pair has run, measures the cell's
 // bias and reports it.
-func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []judge.RunRecord) error {
+func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []resultsfile.RunRecord) error {
 	if !ex.paired(u) {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (ex *execution) twin(ctx context.Context, u plan.Unit, runs []judge.RunReco
 
 // reportBias measures and reports unit u's cell's bias once its last pair
 // has run.
-func (ex *execution) reportBias(u plan.Unit, runs []judge.RunRecord) {
+func (ex *execution) reportBias(u plan.Unit, runs []resultsfile.RunRecord) {
 	b := ex.bias
 	if u.Run != b.Pairs {
 		return
@@ -121,7 +122,7 @@ func (ex *execution) reportBias(u plan.Unit, runs []judge.RunRecord) {
 
 // finishBias measures every calibrated cell's bias over the runs; an
 // interruption leaves the calibration incomplete.
-func (ex *execution) finishBias(ctx context.Context, runs []judge.RunRecord) {
+func (ex *execution) finishBias(ctx context.Context, runs []resultsfile.RunRecord) {
 	b := ex.bias
 	if b.Skipped != "" {
 		return

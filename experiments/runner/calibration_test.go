@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
@@ -63,7 +64,7 @@ func TestCalibrationMeasuresTheBiasCellByCell(t *testing.T) {
 		t.Fatalf("%d mocks started, %d biases heard; calibration %+v", started, measured, b)
 	}
 	for _, m := range b.Measured {
-		if len(m.Ratios) != 2 || m.Interval == nil || m.Interval.Coverage != 0.5 || m.State == judge.BiasUnmeasured {
+		if len(m.Ratios) != 2 || m.Interval == nil || m.Interval.Coverage != 0.5 || m.State == resultsfile.BiasUnmeasured {
 			t.Errorf("%s: %+v", m.Cell, m)
 		}
 	}
@@ -79,7 +80,7 @@ func TestCalibrationMeasuresTheBiasCellByCell(t *testing.T) {
 	}
 	edited := *res
 	eb := *b
-	eb.Twins = append([]judge.RunRecord(nil), b.Twins...)
+	eb.Twins = append([]resultsfile.RunRecord(nil), b.Twins...)
 	eb.Twins[0].Metrics = map[string]float64{"accepted_per_second": 1}
 	edited.TimeScaleBias = &eb
 	if _, err := judge.Check(&edited, *mockCfg); err == nil || !strings.Contains(err.Error(), "twin run 1") {
@@ -112,9 +113,9 @@ func TestCalibrationThatCannotRunLeavesVerdictsProvisional(t *testing.T) {
 		t.Fatalf("calibration %+v", b)
 	}
 	for _, v := range res.Verdicts {
-		want := judge.CalibrationLabel("")
+		want := resultsfile.CalibrationLabel("")
 		if v.ID == "T3" {
-			want = judge.LabelProvisional
+			want = resultsfile.LabelProvisional
 		}
 		if v.Calibration != want {
 			t.Errorf("%s: %s %q (%s); want %q", v.ID, v.Verdict, v.Calibration, v.Note, want)
@@ -131,7 +132,7 @@ type heardBias struct {
 	measured *int
 }
 
-func (h heardBias) BiasMeasured(judge.CellBias, float64) { *h.measured++ }
+func (h heardBias) BiasMeasured(resultsfile.CellBias, float64) { *h.measured++ }
 
 // Cells in real time run at time scale 1 on the mock service the
 // calibration's twins use, their lab seconds real ones; they need no
@@ -191,11 +192,11 @@ func TestRealTimeCellsRunAtTimeScaleOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res.Runs {
-		if r.Cell == c2 && (r.Status != judge.RunFailed || !strings.Contains(r.Reason, "runs in real time, and the mock service at time scale 1 did not start: no port")) {
+		if r.Cell == c2 && (r.Status != resultsfile.RunFailed || !strings.Contains(r.Reason, "runs in real time, and the mock service at time scale 1 did not start: no port")) {
 			t.Errorf("C2 run %d without its mock service: %s %q", r.Run, r.Status, r.Reason)
 		}
 	}
-	if v := res.Verdicts[2]; v.ID != "T3" || v.Verdict != judge.Inconclusive {
+	if v := res.Verdicts[2]; v.ID != "T3" || v.Verdict != resultsfile.Inconclusive {
 		t.Errorf("%s reads C2's failed runs: %s", v.ID, v.Verdict)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -52,12 +53,12 @@ func (ex *execution) runLimit(c design.Cell, scale float64) time.Duration {
 // earlier work, resets it with the run's seed, runs the child, waits for
 // quiet again, scrapes, resolves the writes of unknown outcome, and
 // derives the run's metrics and status (judge.Derive).
-func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, c design.Cell, run int) (rec judge.RunRecord) {
-	rec = judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunValid}
+func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, c design.Cell, run int) (rec resultsfile.RunRecord) {
+	rec = resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: resultsfile.RunValid}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
-	fail := func(err error) judge.RunRecord {
-		rec.Status, rec.Reason = judge.RunFailed, err.Error()
+	fail := func(err error) resultsfile.RunRecord {
+		rec.Status, rec.Reason = resultsfile.RunFailed, err.Error()
 		return rec
 	}
 	quietFor := quietLimit(ex.cfg.MockConfig, scale)
@@ -104,7 +105,7 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 // prepare gives the mock service the cell's profile and its stations'
 // configured shape, waits for it to finish earlier work (rec's
 // QuietBefore), and resets it with the run's seed.
-func (ex *execution) prepare(ctx context.Context, mock api.Client, c design.Cell, quietFor time.Duration, rec *judge.RunRecord) error {
+func (ex *execution) prepare(ctx context.Context, mock api.Client, c design.Cell, quietFor time.Duration, rec *resultsfile.RunRecord) error {
 	if err := mock.SetProfile(ctx, ex.cfg.Spec.ProfileOf(c.Scenario)); err != nil {
 		return fmt.Errorf("set profile: %v", err)
 	}
@@ -156,7 +157,7 @@ func (ex *execution) childConfig(mock api.Client, c design.Cell, run int, scale 
 // its result. A child that exits 1 (records failed) still gives one. At
 // the limit, or when ctx ends, the child is asked to stop (SIGTERM: it
 // begins no more records) and killed childGrace later if it has not.
-func (ex *execution) child(ctx context.Context, run records.Config, env []string, limit time.Duration, driver *phaseDriver, stopProxies func(), rec *judge.RunRecord) (records.Result, error) {
+func (ex *execution) child(ctx context.Context, run records.Config, env []string, limit time.Duration, driver *phaseDriver, stopProxies func(), rec *resultsfile.RunRecord) (records.Result, error) {
 	var cres records.Result
 	cfg, err := json.Marshal(run)
 	if err != nil {

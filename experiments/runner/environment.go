@@ -8,12 +8,12 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // ReadEnvironment describes the machine and the runner process.
-func ReadEnvironment() judge.Environment {
-	e := judge.Environment{GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
+func ReadEnvironment() resultsfile.Environment {
+	e := resultsfile.Environment{GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
 		Runtime: cpulimit.ReadRuntime()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -10,18 +10,18 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // fullDisk is a journal on a device with no space left.
 type fullDisk struct{}
 
-func (fullDisk) Begin(*judge.Results) error {
+func (fullDisk) Begin(*resultsfile.Results) error {
 	return &fs.PathError{Op: "write", Path: "runs.jsonl", Err: syscall.ENOSPC}
 }
-func (fullDisk) Advised(map[string]*judge.AdvisedStrategy) error { return nil }
-func (fullDisk) Run(judge.RunRecord) error                       { return nil }
-func (fullDisk) Twin(judge.RunRecord) error                      { return nil }
+func (fullDisk) Advised(map[string]*resultsfile.AdvisedStrategy) error { return nil }
+func (fullDisk) Run(resultsfile.RunRecord) error                       { return nil }
+func (fullDisk) Twin(resultsfile.RunRecord) error                      { return nil }
 
 // An error that stops an experiment keeps its cause for errors.Is: a full
 // device is told apart from a folder gone, and an experiment file that

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -13,7 +13,7 @@ import (
 type heard struct {
 	NoProgress
 	advising func(scenario, dependency string)
-	runDone  func(rec judge.RunRecord)
+	runDone  func(rec resultsfile.RunRecord)
 }
 
 func (h heard) Advising(scenario, dependency string) {
@@ -22,7 +22,7 @@ func (h heard) Advising(scenario, dependency string) {
 	}
 }
 
-func (h heard) RunDone(rec judge.RunRecord, _, _ int, _ time.Duration) {
+func (h heard) RunDone(rec resultsfile.RunRecord, _, _ int, _ time.Duration) {
 	if h.runDone != nil {
 		h.runDone(rec)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // Journal keeps what an experiment measured on disk as it goes, each call
@@ -17,12 +18,12 @@ import (
 type Journal interface {
 	// Begin: the experiment starts, as res (no runs yet) says; resumed,
 	// another attempt of the experiment the journal holds starts.
-	Begin(res *judge.Results) error
+	Begin(res *resultsfile.Results) error
 	// Advised: the strategies "advised" were made.
-	Advised(map[string]*judge.AdvisedStrategy) error
+	Advised(map[string]*resultsfile.AdvisedStrategy) error
 	// Run: a run of the matrix ended; Twin: its twin at time scale 1 did.
-	Run(rec judge.RunRecord) error
-	Twin(rec judge.RunRecord) error
+	Run(rec resultsfile.RunRecord) error
+	Twin(rec resultsfile.RunRecord) error
 }
 
 // ErrJournal: what was measured could not be kept on disk (a full device,
@@ -38,23 +39,23 @@ var ErrNotSameExperiment = errors.New("experiment: not the experiment the run lo
 // from its journal: Run goes on from it, running only what is missing.
 type Resume struct {
 	// Begun is the results as the first attempt began them (no runs).
-	Begun *judge.Results
+	Begun *resultsfile.Results
 	// Runs and Twins are the runs that ended and their twins at time
 	// scale 1, by unit (the last logged of each).
-	Runs, Twins map[plan.Unit]judge.RunRecord
+	Runs, Twins map[plan.Unit]resultsfile.RunRecord
 	// Advised is the strategies "advised" the first attempt made (nil:
 	// none were logged, and they are made again).
-	Advised map[string]*judge.AdvisedStrategy
+	Advised map[string]*resultsfile.AdvisedStrategy
 	// Attempts is each earlier attempt; attempt[i] of a unit says which
 	// measured it (counted into Attempts[i].Runs by Run).
-	Attempts []judge.Attempt
+	Attempts []resultsfile.Attempt
 	Attempt  map[plan.Unit]int
 }
 
 // begin checks a resumed experiment against its journal and starts the
 // journal's attempt: res then keeps the first attempt's start and
 // environment.
-func (ex *execution) begin(res *judge.Results) error {
+func (ex *execution) begin(res *resultsfile.Results) error {
 	if rs := ex.cfg.Resume; rs != nil {
 		if d := judge.RunDifference(rs.Begun, res); d != "" {
 			return fmt.Errorf("%w: %s", ErrNotSameExperiment, d)
@@ -74,10 +75,10 @@ func (ex *execution) begin(res *judge.Results) error {
 // needs nothing more: a run of a calibration pair counts only with its
 // twin (the two ran one after the other; a run whose twin was lost runs
 // again, with its twin).
-func (ex *execution) resumed(u plan.Unit, runs []judge.RunRecord) (judge.RunRecord, bool) {
+func (ex *execution) resumed(u plan.Unit, runs []resultsfile.RunRecord) (resultsfile.RunRecord, bool) {
 	rs := ex.cfg.Resume
 	if rs == nil {
-		return judge.RunRecord{}, false
+		return resultsfile.RunRecord{}, false
 	}
 	rec, ok := rs.Runs[u]
 	if !ok || !ex.paired(u) {
@@ -99,7 +100,7 @@ func (ex *execution) paired(u plan.Unit) bool {
 
 // attempts is the results' account of a resumed experiment: each earlier
 // attempt with the runs of it that the results keep, and this one.
-func (ex *execution) attempts(res *judge.Results, started time.Time) []judge.Attempt {
+func (ex *execution) attempts(res *resultsfile.Results, started time.Time) []resultsfile.Attempt {
 	rs := ex.cfg.Resume
 	if rs == nil {
 		return nil
@@ -109,7 +110,7 @@ func (ex *execution) attempts(res *judge.Results, started time.Time) []judge.Att
 		out[i].Runs, out[i].Twins = 0, 0
 	}
 	host, _ := os.Hostname()
-	this := judge.Attempt{Started: started, Finished: res.Finished, Hostname: host}
+	this := resultsfile.Attempt{Started: started, Finished: res.Finished, Hostname: host}
 	count := func(u plan.Unit, twin bool) {
 		a := &this
 		if i, ok := rs.Attempt[u]; ok && i < len(out) && !ex.ranNow[u] {

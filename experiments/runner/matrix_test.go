@@ -17,6 +17,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -43,7 +44,7 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 	var progress int
 	url, mockCfg := exptest.StartMock(t, spec.Seed, spec.TimeScale)
 	r := mustNew(t, Config{Spec: spec, Hypotheses: hs, Binary: bin, Target: url, MockConfig: *mockCfg, Lock: lock},
-		heard{runDone: func(judge.RunRecord) { progress++ }})
+		heard{runDone: func(resultsfile.RunRecord) { progress++ }})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := r.Run(ctx)
@@ -72,7 +73,7 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 		t.Errorf("cells %+v", res.Cells)
 	}
 	for _, v := range res.Verdicts {
-		if v.Verdict != judge.Supported || v.Exploratory != "" || v.ValidRuns["C4/slow-write/cpus-1"] != 3 || v.Cells[0].Bootstrap == nil {
+		if v.Verdict != resultsfile.Supported || v.Exploratory != "" || v.ValidRuns["C4/slow-write/cpus-1"] != 3 || v.Cells[0].Bootstrap == nil {
 			t.Errorf("%s: %s %+v", v.ID, v.Verdict, v)
 		}
 	}
@@ -88,7 +89,7 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 	if strings.Count(string(page), "<svg") < 4 || !strings.Contains(string(page), `class="supported"`) {
 		t.Errorf("report.html has %d charts", strings.Count(string(page), "<svg"))
 	}
-	back, err := judge.ReadResults(filepath.Join(out, "results.json"))
+	back, err := resultsfile.ReadResults(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestTinyMatrixEndToEnd(t *testing.T) {
 // Run k of every cell uses the seed spec.Seed + k: the two cells of a run
 // drew the same enrichment service times (both sent all 90 calls), and
 // the runs drew different ones. Every run reconciled.
-func independentAndPaired(t *testing.T, res *judge.Results) {
+func independentAndPaired(t *testing.T, res *resultsfile.Results) {
 	t.Helper()
 	planned := map[int][]float64{} // run -> per cell
 	for _, run := range res.Runs {
@@ -153,7 +154,7 @@ func checkCatchesEdits(t *testing.T, path string, mockCfg config.Config) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := judge.ReadResults(p)
+		res, err := resultsfile.ReadResults(p)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -176,7 +177,7 @@ func checkCatchesEdits(t *testing.T, path string, mockCfg config.Config) {
 		t.Errorf("a derived figure edited: check says %v; want the cell's summary named", err)
 	}
 	err = edit("verdict", func(doc map[string]any) {
-		doc["verdicts"].([]any)[0].(map[string]any)["verdict"] = judge.Refuted
+		doc["verdicts"].([]any)[0].(map[string]any)["verdict"] = resultsfile.Refuted
 	})
 	if err == nil || !strings.Contains(err.Error(), "verdict T1") {
 		t.Errorf("a verdict edited: check says %v", err)
@@ -201,7 +202,7 @@ func TestFailedRunIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 6 || res.Runs[0].Status != judge.RunFailed || res.Cells[0].Valid != 0 || len(res.Cells[0].Excluded) != 3 {
+	if len(res.Runs) != 6 || res.Runs[0].Status != resultsfile.RunFailed || res.Cells[0].Valid != 0 || len(res.Cells[0].Excluded) != 3 {
 		t.Errorf("runs %+v", res.Runs)
 	}
 }
@@ -230,7 +231,7 @@ func TestHungRunIsKilledAtItsLimit(t *testing.T) {
 		t.Errorf("six hung runs took %v", el)
 	}
 	for _, run := range res.Runs {
-		if run.Status != judge.RunFailed || !strings.Contains(run.Reason, "wall-clock limit") {
+		if run.Status != resultsfile.RunFailed || !strings.Contains(run.Reason, "wall-clock limit") {
 			t.Errorf("%s: %s %q, want failed at the wall-clock limit", run.Cell, run.Status, run.Reason)
 		}
 	}
@@ -241,9 +242,9 @@ func TestRunnerMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	c := design.Cell{Strategy: "C4", Scenario: "slow-write", CPU: "cpus-1"}
-	m.RunDone(judge.RunRecord{Cell: c, Status: judge.RunValid, Metrics: map[string]float64{"accepted_per_second": 35, "write_rejections": 0}}, 0, 0, 0)
-	m.RunDone(judge.RunRecord{Cell: c, Status: judge.RunFailed, Reason: "crashed"}, 0, 0, 0)
-	m.RunDone(judge.RunRecord{Cell: c, Status: judge.RunInvalid, Reason: "201 not stored", Metrics: map[string]float64{"accepted_per_second": 99}}, 0, 0, 0)
+	m.RunDone(resultsfile.RunRecord{Cell: c, Status: resultsfile.RunValid, Metrics: map[string]float64{"accepted_per_second": 35, "write_rejections": 0}}, 0, 0, 0)
+	m.RunDone(resultsfile.RunRecord{Cell: c, Status: resultsfile.RunFailed, Reason: "crashed"}, 0, 0, 0)
+	m.RunDone(resultsfile.RunRecord{Cell: c, Status: resultsfile.RunInvalid, Reason: "201 not stored", Metrics: map[string]float64{"accepted_per_second": 99}}, 0, 0, 0)
 	want := `
 # HELP loadlab_experiment_runs_total Client runs finished, by cell and status (valid, failed, contaminated or invalid).
 # TYPE loadlab_experiment_runs_total counter

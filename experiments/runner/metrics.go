@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // Metrics are the experiment runner's own Prometheus metrics, a Progress
@@ -35,7 +35,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // RunDone counts the run by its status and sets its cell's last figures.
-func (m *Metrics) RunDone(r judge.RunRecord, _, _ int, _ time.Duration) {
+func (m *Metrics) RunDone(r resultsfile.RunRecord, _, _ int, _ time.Duration) {
 	m.runs.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU, string(r.Status)).Inc()
 	if r.Valid() {
 		m.accepted.WithLabelValues(r.Cell.Strategy, r.Cell.Scenario, r.Cell.CPU).Set(r.Metrics["accepted_per_second"])

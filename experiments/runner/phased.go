@@ -11,7 +11,7 @@ import (
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -34,7 +34,7 @@ type phaseDriver struct {
 	proxies   *faults.Proxies
 	seed      uint32
 	mu        sync.Mutex
-	events    []judge.PhaseEvent
+	events    []resultsfile.PhaseEvent
 }
 
 func (d *phaseDriver) lab(t time.Time) float64 { return t.Sub(d.start).Seconds() / d.scale }
@@ -55,8 +55,8 @@ func wait(ctx context.Context, t time.Time) bool {
 	}
 }
 
-func (d *phaseDriver) record(phase string, action judge.PhaseAction, scheduled time.Duration, at time.Time, err error, note ...string) {
-	ev := judge.PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now()), Note: strings.Join(note, "")}
+func (d *phaseDriver) record(phase string, action resultsfile.PhaseAction, scheduled time.Duration, at time.Time, err error, note ...string) {
+	ev := resultsfile.PhaseEvent{Phase: phase, Action: action, Scheduled: scheduled.Seconds(), At: d.lab(at), Done: d.lab(time.Now()), Note: strings.Join(note, "")}
 	if err != nil {
 		ev.Err = err.Error()
 	}
@@ -95,10 +95,10 @@ func (d *phaseDriver) run(ctx context.Context) {
 			}
 			t := time.Now()
 			if len(ph.Set) > 0 {
-				d.record(ph.Name, judge.ActionSet, at, t, d.set(ctx, i))
+				d.record(ph.Name, resultsfile.ActionSet, at, t, d.set(ctx, i))
 			}
 			if d.proxies != nil {
-				d.record(ph.Name, judge.ActionFaults, at, t, d.proxies.Set(ph.ScaledFaults(d.scale)))
+				d.record(ph.Name, resultsfile.ActionFaults, at, t, d.proxies.Set(ph.ScaledFaults(d.scale)))
 			}
 		}
 		if rs := ph.Restart; rs != nil {
@@ -108,7 +108,7 @@ func (d *phaseDriver) run(ctx context.Context) {
 			}
 			t := time.Now()
 			replayed, err := d.restart(ctx, i, rs.Signal)
-			d.record(ph.Name, judge.RestartAction(rs.Signal), when, t, err, replayed)
+			d.record(ph.Name, resultsfile.RestartAction(rs.Signal), when, t, err, replayed)
 		}
 	}
 }
@@ -144,10 +144,10 @@ func (d *phaseDriver) resume(ctx context.Context, i int) error {
 }
 
 // Events returns what was done, in order.
-func (d *phaseDriver) Events() []judge.PhaseEvent {
+func (d *phaseDriver) Events() []resultsfile.PhaseEvent {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]judge.PhaseEvent(nil), d.events...)
+	return append([]resultsfile.PhaseEvent(nil), d.events...)
 }
 
 // restoreShape gives both stations back the workers, queue slots and
@@ -165,7 +165,7 @@ func restoreShape(ctx context.Context, mock api.Client, cfg config.Config) error
 // (the child's calls go through them), the child's phases and its
 // start startLead ahead, and the driver that makes the later phases'
 // changes. For another scenario it does nothing (nil driver).
-func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell, scale float64, rec *judge.RunRecord, run *records.Config) (*phaseDriver, func(), error) {
+func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell, scale float64, rec *resultsfile.RunRecord, run *records.Config) (*phaseDriver, func(), error) {
 	scen, ok := ex.cfg.Spec.Phased(c.Scenario)
 	if !ok {
 		return nil, func() {}, nil

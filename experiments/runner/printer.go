@@ -8,8 +8,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // NewPrinter is the experiment's progress for people: on a terminal a bar
@@ -33,27 +33,27 @@ type progressPrinter struct {
 // BiasMeasured says a calibrated cell's bias the moment it is measured,
 // and, beyond the limit or unresolved, what it will do and how to stop or
 // accept it.
-func (p *progressPrinter) BiasMeasured(m judge.CellBias, limit float64) {
+func (p *progressPrinter) BiasMeasured(m resultsfile.CellBias, limit float64) {
 	if p.terminal {
 		fmt.Fprintln(p.w)
 	}
 	fmt.Fprintf(p.w, "time-scale bias of %s: %s\n", m.Cell, BiasLine(m, limit))
 	switch m.State {
-	case judge.BiasBeyond:
+	case resultsfile.BiasBeyond:
 		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be inconclusive:\n"+
 			"  stop with Ctrl-C, run again with --accept-bias, or accept it after the run with loadlab check --accept-bias DIR\n")
-	case judge.BiasUnresolved:
+	case resultsfile.BiasUnresolved:
 		fmt.Fprintf(p.w, "  the verdicts on its rates and durations that a bias in this interval could change will be provisional (exit 1):\n"+
 			"  --accept-uncalibrated makes them final\n")
-	case judge.BiasUnmeasured:
+	case resultsfile.BiasUnmeasured:
 		fmt.Fprintf(p.w, "  the verdicts on its rates and durations will be provisional (exit 1): --accept-uncalibrated makes them final\n")
 	}
 }
 
 // BiasLine is a cell's bias, its interval and its state against the limit.
-func BiasLine(m judge.CellBias, limit float64) string {
-	state := map[judge.BiasState]string{judge.BiasWithin: "within", judge.BiasBeyond: "BEYOND", judge.BiasUnresolved: "UNRESOLVED against",
-		judge.BiasUnmeasured: "NOT MEASURED against"}[m.State]
+func BiasLine(m resultsfile.CellBias, limit float64) string {
+	state := map[resultsfile.BiasState]string{resultsfile.BiasWithin: "within", resultsfile.BiasBeyond: "BEYOND", resultsfile.BiasUnresolved: "UNRESOLVED against",
+		resultsfile.BiasUnmeasured: "NOT MEASURED against"}[m.State]
 	if len(m.Ratios) == 0 {
 		return fmt.Sprintf("%s ±%.1f%% (no valid pair)", state, 100*limit)
 	}
@@ -78,7 +78,7 @@ func (p *progressPrinter) RunStarting(u plan.Unit, done, total int, elapsed time
 	}
 }
 
-func (p *progressPrinter) RunDone(rec judge.RunRecord, done, total int, elapsed time.Duration) {
+func (p *progressPrinter) RunDone(rec resultsfile.RunRecord, done, total int, elapsed time.Duration) {
 	p.ranHere++
 	left := p.left(done, total, elapsed)
 	if p.terminal {
@@ -120,7 +120,7 @@ func (p *progressPrinter) barAt(u plan.Unit, done, total int, left string) {
 // (loadlab experiment --calibration-only), and says what is wrong with
 // the calibration, if anything: a bias not within the limit, or a
 // calibration that did not complete.
-func WriteCalibration(w io.Writer, b *judge.Bias) (problem string) {
+func WriteCalibration(w io.Writer, b *resultsfile.Bias) (problem string) {
 	if b.Skipped != "" {
 		fmt.Fprintf(w, "Time-scale bias not measured: %s\n", b.Skipped)
 		return ""
@@ -129,7 +129,7 @@ func WriteCalibration(w io.Writer, b *judge.Bias) (problem string) {
 	bad := 0
 	for _, m := range b.Measured {
 		fmt.Fprintf(w, "  %-32s %s\n", m.Cell, BiasLine(m, b.MaxBias))
-		if m.State != judge.BiasWithin {
+		if m.State != resultsfile.BiasWithin {
 			bad++
 		}
 	}

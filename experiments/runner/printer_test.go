@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // The time left is taken at the pace of the runs this attempt ran: a
@@ -14,7 +14,7 @@ import (
 func TestTimeLeftCountsOnlyTheRunsRunHere(t *testing.T) {
 	var out strings.Builder
 	p := NewPrinter(&out, false)
-	rec := judge.RunRecord{Cell: design.Cell{Strategy: "C4", Scenario: "healthy", CPU: "cpus-1"}, Run: 3, Status: judge.RunFailed, Reason: "x"}
+	rec := resultsfile.RunRecord{Cell: design.Cell{Strategy: "C4", Scenario: "healthy", CPU: "cpus-1"}, Run: 3, Status: resultsfile.RunFailed, Reason: "x"}
 	p.RunDone(rec, 29, 40, 10*time.Second) // one run here, 10 s
 	p.RunDone(rec, 30, 40, 20*time.Second) // two, 10 s each
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -5,15 +5,15 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // resolveUnknown asks the system of record about every write whose outcome
 // the client did not know.
-func resolveUnknown(ctx context.Context, mock api.Client, c records.Result) judge.Resolution {
-	var res judge.Resolution
+func resolveUnknown(ctx context.Context, mock api.Client, c records.Result) resultsfile.Resolution {
+	var res resultsfile.Resolution
 	res.Unresolved = c.WriteUnknown - len(c.UnknownWrites) // not listed by the client
 	for _, id := range c.UnknownWrites {
 		_, ok, err := mock.Record(ctx, id)
@@ -34,8 +34,8 @@ const quietPoll = 5 * time.Millisecond
 
 // waitQuiet waits, up to limit, until neither station has a busy worker, a
 // queued request or an open request.
-func waitQuiet(ctx context.Context, mock api.Client, limit time.Duration) judge.Quiet {
-	q := judge.Quiet{Limit: limit.Seconds()}
+func waitQuiet(ctx context.Context, mock api.Client, limit time.Duration) resultsfile.Quiet {
+	q := resultsfile.Quiet{Limit: limit.Seconds()}
 	start := time.Now()
 	for {
 		st, err := mock.Stats(ctx)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/report"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
@@ -80,11 +80,11 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 		t.Errorf("the matrix took %v", el)
 	}
 	first := res.Runs[0]
-	if first.Status != judge.RunContaminated || !strings.Contains(first.Reason, "records 1 busy") || first.QuietBefore.Quiet ||
+	if first.Status != resultsfile.RunContaminated || !strings.Contains(first.Reason, "records 1 busy") || first.QuietBefore.Quiet ||
 		first.QuietBefore.Waited < 1.2 || first.QuietBefore.Waited > 3 {
 		t.Errorf("run 1: %s %q, quiet before %+v; want contaminated after the 1.2 s limit, naming the busy worker", first.Status, first.Reason, first.QuietBefore)
 	}
-	if last := res.Runs[len(res.Runs)-1]; last.Status != judge.RunValid {
+	if last := res.Runs[len(res.Runs)-1]; last.Status != resultsfile.RunValid {
 		t.Errorf("run %d, after the stray write ended: %s %q", last.Run, last.Status, last.Reason)
 	}
 	if cs := res.Cells[0]; cs.Valid == cs.Runs || len(cs.Excluded) == 0 || !strings.Contains(cs.Excluded[0], "run 1: contaminated") {
@@ -95,10 +95,10 @@ func TestBusyMockServiceContaminatesTheRun(t *testing.T) {
 // leaveAfterFirst ends the stray write's client once the first run is done.
 type leaveAfterFirst struct{ leave context.CancelFunc }
 
-func (leaveAfterFirst) BiasMeasured(judge.CellBias, float64)           {}
+func (leaveAfterFirst) BiasMeasured(resultsfile.CellBias, float64)     {}
 func (leaveAfterFirst) Advising(string, string)                        {}
 func (leaveAfterFirst) RunStarting(plan.Unit, int, int, time.Duration) {}
-func (l leaveAfterFirst) RunDone(_ judge.RunRecord, done, _ int, _ time.Duration) {
+func (l leaveAfterFirst) RunDone(_ resultsfile.RunRecord, done, _ int, _ time.Duration) {
 	if done == 1 {
 		l.leave()
 	}
@@ -167,19 +167,19 @@ func TestRunsThatDoNotReconcileAreExcluded(t *testing.T) {
 		switch run.Cell.Strategy {
 		case "C2":
 			stored := fmt.Sprintf("writes stored: client %d (%[1]d answered 201 + 0 answered 200 + 0 of unknown outcome found stored), server %d", rc.Client.WritesCreated, rc.Client.WritesCreated-1)
-			if run.Status != judge.RunInvalid || !strings.Contains(run.Reason, stored) || rc.Server.StoredWrites != rc.Client.WritesCreated-1 ||
+			if run.Status != resultsfile.RunInvalid || !strings.Contains(run.Reason, stored) || rc.Server.StoredWrites != rc.Client.WritesCreated-1 ||
 				!strings.Contains(run.Reason, "records calls: client sent 30, server counted 29") {
 				t.Errorf("C2 run %d: %s %q; want invalid, naming the stored writes and the calls", run.Run, run.Status, run.Reason)
 			}
 		case "C4":
-			if run.Status != judge.RunFailed || !strings.Contains(run.Reason, "client exited 1") ||
+			if run.Status != resultsfile.RunFailed || !strings.Contains(run.Reason, "client exited 1") ||
 				rc.WriteUnknownStored != 1 || rc.WriteUnknownAbsent != 0 || len(rc.Differences) != 0 {
 				t.Errorf("C4 run %d: %s %q, reconciliation %+v; want failed (exit 1) with the unknown write found stored", run.Run, run.Status, run.Reason, rc)
 			}
 		}
 	}
 	for _, v := range res.Verdicts {
-		if v.Verdict != judge.Inconclusive || !strings.Contains(v.Note, "insufficient runs (0 of 3) in C4/slow-write/cpus-1") {
+		if v.Verdict != resultsfile.Inconclusive || !strings.Contains(v.Note, "insufficient runs (0 of 3) in C4/slow-write/cpus-1") {
 			t.Errorf("%s: %s %q; want inconclusive for insufficient runs", v.ID, v.Verdict, v.Note)
 		}
 	}

@@ -4,8 +4,9 @@
 // reset to the run's seed before and scraped once quiet after; phased
 // scenarios change the mock service's settings, faults and process as the
 // run goes; before the matrix it calibrates the time scale and probes the
-// dependencies for the strategy "advised". What it measured goes to
-// package judge, which derives each run's status and the verdicts.
+// dependencies for the strategy "advised". What it measured, kept as
+// package resultsfile's data, goes to package judge, which derives each
+// run's status and the verdicts.
 package runner
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -156,13 +158,13 @@ func New(cfg Config, p Progress) (*Runner, error) {
 // and judges the hypotheses. A run that fails is recorded with its reason
 // and the matrix goes on. Interrupted (ctx ends), it returns what was
 // measured, marked partial, with ctx's error.
-func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
+func (r *Runner) Run(ctx context.Context) (*resultsfile.Results, error) {
 	mock, err := r.checkMock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	spec := r.cfg.Spec
-	res := &judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: r.cfg.Hypotheses,
+	res := &resultsfile.Results{Format: resultsfile.ResultsFormat, Experiment: spec, Hypotheses: r.cfg.Hypotheses,
 		Environment: ReadEnvironment(), Target: r.cfg.Target, Started: time.Now().UTC(), Lock: r.cfg.Lock,
 		ExperimentFile: r.cfg.ExperimentFile, HypothesesFile: r.cfg.HypothesesFile, HypothesesSHA256: r.cfg.Lock.SHA256}
 	res.ExperimentSHA256 = r.cfg.ExperimentSHA256
@@ -219,7 +221,7 @@ func (r *Runner) Run(ctx context.Context) (*judge.Results, error) {
 
 // advise makes the strategies "advised" (or takes those an earlier
 // attempt made) and keeps them in the journal.
-func (ex *execution) advise(ctx context.Context, res *judge.Results) error {
+func (ex *execution) advise(ctx context.Context, res *resultsfile.Results) error {
 	if rs := ex.cfg.Resume; rs != nil && rs.Advised != nil {
 		ex.advised, res.Advised = rs.Advised, rs.Advised
 		return nil
@@ -284,11 +286,11 @@ type execution struct {
 	// bias is the calibration under way; scaleOne the mock service its
 	// twins and the cells in real time run against (no BaseURL: none
 	// could start, scaleOneMissing says why).
-	bias            *judge.Bias
+	bias            *resultsfile.Bias
 	scaleOne        api.Client
 	scaleOneMissing string
 	// advised is the strategy "advised" per scenario.
-	advised map[string]*judge.AdvisedStrategy
+	advised map[string]*resultsfile.AdvisedStrategy
 	// ranNow is the units this attempt ran (the others a resumed
 	// experiment took from its journal).
 	ranNow map[plan.Unit]bool
@@ -298,8 +300,8 @@ type execution struct {
 // so that slow drift in the machine spreads over cells instead of biasing
 // one, until they end, ctx does, or the journal fails (its error); a
 // resumed experiment takes the units it has from its journal.
-func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) ([]judge.RunRecord, error) {
-	var runs []judge.RunRecord
+func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) ([]resultsfile.RunRecord, error) {
+	var runs []resultsfile.RunRecord
 	start := time.Now()
 	for i, u := range units {
 		if ctx.Err() != nil {
@@ -329,7 +331,7 @@ func (ex *execution) runUnits(ctx context.Context, units []plan.Unit) ([]judge.R
 
 // journal keeps rec, a run or its twin, in the journal, if there is one
 // (the calibration run alone keeps nothing).
-func (ex *execution) journal(rec judge.RunRecord, twin bool) error {
+func (ex *execution) journal(rec resultsfile.RunRecord, twin bool) error {
 	j := ex.cfg.Journal
 	if j == nil || ex.cfg.Calibration.Only {
 		return nil
@@ -346,10 +348,10 @@ func (ex *execution) journal(rec judge.RunRecord, twin bool) error {
 
 // runOne runs cell c once against the experiment's mock service, with the
 // mock service's seed for run run.
-func (ex *execution) runOne(ctx context.Context, c design.Cell, run int) judge.RunRecord {
+func (ex *execution) runOne(ctx context.Context, c design.Cell, run int) resultsfile.RunRecord {
 	if c.Strategy == design.Advised {
-		failed := func(why string) judge.RunRecord {
-			return judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunFailed, Reason: why}
+		failed := func(why string) resultsfile.RunRecord {
+			return resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: resultsfile.RunFailed, Reason: why}
 		}
 		switch a := ex.advised[c.Scenario]; {
 		case a == nil:
@@ -360,7 +362,7 @@ func (ex *execution) runOne(ctx context.Context, c design.Cell, run int) judge.R
 	}
 	mock, scale, err := ex.at(c)
 	if err != nil {
-		return judge.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: judge.RunFailed, Reason: err.Error()}
+		return resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: resultsfile.RunFailed, Reason: err.Error()}
 	}
 	return ex.runAt(ctx, mock, scale, c, run)
 }

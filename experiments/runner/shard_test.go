@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 	"github.com/loadlab/loadlab/mockservice/testkit"
@@ -44,7 +45,7 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 	cfg := config.Default()
 	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
 	instances := mocktest.Start(t, mocktest.Options{Config: cfg, Instances: 3}).Instances
-	results := make([]*judge.Results, 3)
+	results := make([]*resultsfile.Results, 3)
 	var wg sync.WaitGroup
 	for k, sh := range []*plan.Shard{{Index: 0, Count: 2}, {Index: 1, Count: 2}, nil} {
 		wg.Go(func() {
@@ -89,7 +90,7 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 		plan.Unit
 		Seed uint32
 	}
-	keys := func(r *judge.Results) (out []key) {
+	keys := func(r *resultsfile.Results) (out []key) {
 		for _, run := range r.Runs {
 			if !run.Valid() {
 				t.Errorf("%s run %d: %s: %s", run.Cell, run.Run, run.Status, run.Reason)
@@ -116,7 +117,7 @@ func TestShardedRunMergesLikeOneMachine(t *testing.T) {
 		t.Errorf("calibration merged %s, one machine %s", a, b)
 	}
 	for i, v := range merged.Verdicts {
-		if w := whole.Verdicts[i]; v.ID != w.ID || v.Verdict != w.Verdict || v.Verdict != judge.Supported {
+		if w := whole.Verdicts[i]; v.ID != w.ID || v.Verdict != w.Verdict || v.Verdict != resultsfile.Supported {
 			t.Errorf("%s: merged %s, one machine %s %s", v.ID, v.Verdict, w.ID, w.Verdict)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -23,7 +24,7 @@ type ExperimentProgress struct {
 	runner.NoProgress
 	s       *Server
 	units   []plan.Unit
-	res     judge.Results
+	res     resultsfile.Results
 	mockCfg config.Config
 	index   map[design.Cell]int
 	started time.Time
@@ -36,7 +37,7 @@ type ExperimentProgress struct {
 // units (the matrix, or a shard's part) are units.
 func NewExperimentProgress(s *Server, spec design.Spec, hs []design.Hypothesis, lock design.Lock, units []plan.Unit, mockCfg config.Config) *ExperimentProgress {
 	p := &ExperimentProgress{s: s, units: units, mockCfg: mockCfg, index: map[design.Cell]int{}, started: time.Now(),
-		res: judge.Results{Format: judge.ResultsFormat, Experiment: spec, Hypotheses: hs, Lock: lock}}
+		res: resultsfile.Results{Format: resultsfile.ResultsFormat, Experiment: spec, Hypotheses: hs, Lock: lock}}
 	e := &Experiment{Runs: spec.Runs, Total: len(units)}
 	if len(hs) > 0 {
 		e.Exploratory = design.Exploratory(lock, spec, hs[0].Rules)
@@ -67,7 +68,7 @@ func (p *ExperimentProgress) RunStarting(u plan.Unit, done, total int, elapsed t
 
 // RunDone marks the run with its status, judges the verdicts whose cells
 // are complete, and charts the run.
-func (p *ExperimentProgress) RunDone(rec judge.RunRecord, done, total int, elapsed time.Duration) {
+func (p *ExperimentProgress) RunDone(rec resultsfile.RunRecord, done, total int, elapsed time.Duration) {
 	p.res.Runs = append(p.res.Runs, rec)
 	p.ranHere++
 	p.res.Cells = judge.Summaries(p.res.Experiment, p.res.Runs, p.mockCfg, nil)
@@ -90,7 +91,7 @@ func (p *ExperimentProgress) RunDone(rec judge.RunRecord, done, total int, elaps
 }
 
 // BiasMeasured lists a calibrated cell's bias.
-func (p *ExperimentProgress) BiasMeasured(m judge.CellBias, limit float64) {
+func (p *ExperimentProgress) BiasMeasured(m resultsfile.CellBias, limit float64) {
 	p.s.Update(func(st *State) {
 		st.Experiment.Calibration = append(st.Experiment.Calibration, fmt.Sprintf("%s: %s", m.Cell, runner.BiasLine(m, limit)))
 	})
@@ -105,7 +106,7 @@ func (p *ExperimentProgress) Advising(scenario, dependency string) {
 
 // Final shows the results' verdicts, which the page then keeps, and
 // whether they are exploratory as the results say.
-func (p *ExperimentProgress) Final(res *judge.Results) {
+func (p *ExperimentProgress) Final(res *resultsfile.Results) {
 	if p == nil || res == nil {
 		return
 	}
@@ -125,7 +126,7 @@ func (p *ExperimentProgress) Final(res *judge.Results) {
 }
 
 // fillVerdicts shows each verdict whose cells have all their runs.
-func (p *ExperimentProgress) fillVerdicts(e *Experiment, verdicts []judge.Verdict) {
+func (p *ExperimentProgress) fillVerdicts(e *Experiment, verdicts []resultsfile.Verdict) {
 	for i, v := range verdicts {
 		if i >= len(e.Verdicts) || i >= len(p.res.Hypotheses) {
 			break
@@ -149,7 +150,7 @@ func (p *ExperimentProgress) fillVerdicts(e *Experiment, verdicts []judge.Verdic
 }
 
 // label is how a verdict is qualified: exploratory, and its calibration.
-func label(v judge.Verdict) string {
+func label(v resultsfile.Verdict) string {
 	l := string(v.Calibration)
 	if v.Exploratory != "" {
 		l = "exploratory " + l
@@ -159,7 +160,7 @@ func label(v judge.Verdict) string {
 
 // chartRun puts the run's accepted rate in its cell's series and draws its
 // calls in flight over time.
-func (p *ExperimentProgress) chartRun(st *State, rec judge.RunRecord) {
+func (p *ExperimentProgress) chartRun(st *State, rec resultsfile.RunRecord) {
 	p.chartAccepted(st, rec)
 	if rec.Client == nil || len(rec.Client.Timeline) == 0 {
 		return
@@ -197,7 +198,7 @@ func (p *ExperimentProgress) chartRun(st *State, rec judge.RunRecord) {
 // cell's series, at its run number: a row per run number, a series per
 // cell, and no value (a break) where a cell's run has not ended, so points
 // of different cells are never joined.
-func (p *ExperimentProgress) chartAccepted(st *State, rec judge.RunRecord) {
+func (p *ExperimentProgress) chartAccepted(st *State, rec resultsfile.RunRecord) {
 	col, ok := p.index[rec.Cell]
 	if !ok || rec.Run < 1 {
 		return
@@ -232,7 +233,7 @@ func timeLeft(ran, toGo int, elapsed time.Duration) string {
 }
 
 // Logged marks the runs a resumed experiment took from its run log.
-func (p *ExperimentProgress) Logged(runs map[plan.Unit]judge.RunRecord) {
+func (p *ExperimentProgress) Logged(runs map[plan.Unit]resultsfile.RunRecord) {
 	if p == nil {
 		return
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -44,8 +44,8 @@ func tinyExperiment(t *testing.T, lockedRuns int) (design.Spec, []design.Hypothe
 
 // runRecord is a valid run of u accepting rate records per lab second,
 // with a short timeline of calls in flight.
-func runRecord(u plan.Unit, rate float64) judge.RunRecord {
-	return judge.RunRecord{Cell: u.Cell, Run: u.Run, Status: judge.RunValid,
+func runRecord(u plan.Unit, rate float64) resultsfile.RunRecord {
+	return resultsfile.RunRecord{Cell: u.Cell, Run: u.Run, Status: resultsfile.RunValid,
 		Metrics: map[string]float64{"accepted_per_second": rate, "write_rejections": 0, "peak_concurrent_writes": 4},
 		Client:  &records.Result{Timeline: []records.Sample{{T: 0.5, Enrichment: 3, Records: 2}, {T: 1, Enrichment: 4, Records: 4}}}}
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
 	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -25,12 +25,12 @@ func TestTheStateSaysWhenVerdictsAreExploratory(t *testing.T) {
 	if got := s.Snapshot().Experiment.Exploratory; got != want {
 		t.Errorf("exploratory %q, want the command's reason %q", got, want)
 	}
-	p.Final(&judge.Results{Verdicts: []judge.Verdict{{ID: "T1", Verdict: judge.Supported, Exploratory: "not the preregistered design: records 1, locked 30"}}})
+	p.Final(&resultsfile.Results{Verdicts: []resultsfile.Verdict{{ID: "T1", Verdict: resultsfile.Supported, Exploratory: "not the preregistered design: records 1, locked 30"}}})
 	ex := s.Snapshot().Experiment
 	if ex.Exploratory != "not the preregistered design: records 1, locked 30" || !strings.HasPrefix(ex.Verdicts[0].Label, "exploratory") {
 		t.Errorf("after the results: exploratory %q, verdict label %q; want the results' reason", ex.Exploratory, ex.Verdicts[0].Label)
 	}
-	p.Final(&judge.Results{Verdicts: []judge.Verdict{{ID: "T1", Verdict: judge.Supported}}})
+	p.Final(&resultsfile.Results{Verdicts: []resultsfile.Verdict{{ID: "T1", Verdict: resultsfile.Supported}}})
 	if got := s.Snapshot().Experiment.Exploratory; got != "" {
 		t.Errorf("results whose verdicts are findings still read exploratory: %q", got)
 	}

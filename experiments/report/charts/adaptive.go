@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -26,13 +26,13 @@ var capacityColor = color.Black
 // setting with an adaptive strategy, its limits over run 1; per CPU
 // setting, when any cell retried, the offered load amplification per
 // strategy and scenario.
-func Adaptive(r *judge.Results) ([]Figure, error) {
+func Adaptive(r *resultsfile.Results) ([]Figure, error) {
 	sp := r.Experiment
 	cfg := config.Default() // the report has no other: the runner's MockConfig is not in the results
 	var out []Figure
 	for _, sc := range sp.Scenarios {
 		for _, cpu := range sp.CPUs {
-			var runs []judge.RunRecord
+			var runs []resultsfile.RunRecord
 			for _, st := range sp.Strategies {
 				if rec, ok := adaptiveRun(r, design.Cell{Strategy: st, Scenario: sc, CPU: cpu.Name}); ok {
 					runs = append(runs, rec)
@@ -69,7 +69,7 @@ func Adaptive(r *judge.Results) ([]Figure, error) {
 // or offered load other than its first attempts. Only when some cell did
 // is the amplification charted; the adaptive section's table shows such a
 // cell.
-func Retried(cs judge.CellSummary) bool {
+func Retried(cs resultsfile.CellSummary) bool {
 	for m, neutral := range map[string]float64{"records_retries": 0, "records_retries_denied": 0, "records_amplification": 1, "enrichment_amplification": 1} {
 		if s, ok := cs.Stats[m]; ok && s.N > 0 && (s.Max > neutral+1e-9 || s.Min < neutral-1e-9) {
 			return true
@@ -81,7 +81,7 @@ func Retried(cs judge.CellSummary) bool {
 // adaptiveRun is run 1 of a cell whose strategy has adaptive limits (only
 // run 1 keeps its timeline), when its timeline sampled a limit: a strategy
 // without adaptive limits samples none.
-func adaptiveRun(r *judge.Results, c design.Cell) (judge.RunRecord, bool) {
+func adaptiveRun(r *resultsfile.Results, c design.Cell) (resultsfile.RunRecord, bool) {
 	for _, rec := range r.Runs {
 		if rec.Cell != c || rec.Run != 1 || rec.Client == nil {
 			continue
@@ -91,9 +91,9 @@ func adaptiveRun(r *judge.Results, c design.Cell) (judge.RunRecord, bool) {
 				return rec, true
 			}
 		}
-		return judge.RunRecord{}, false
+		return resultsfile.RunRecord{}, false
 	}
-	return judge.RunRecord{}, false
+	return resultsfile.RunRecord{}, false
 }
 
 // limitLine is one line of a limits panel; a strategy's has the colour of
@@ -108,7 +108,7 @@ type limitLine struct {
 // setting: a panel per dependency with a sampled limit, one line per
 // strategy, the records panel against the system of record's capacity,
 // and a phased scenario's phases marked.
-func adaptiveLimitChart(r *judge.Results, cfg config.Config, sc, cpu string, runs []judge.RunRecord) (string, string, error) {
+func adaptiveLimitChart(r *resultsfile.Results, cfg config.Config, sc, cpu string, runs []resultsfile.RunRecord) (string, string, error) {
 	sp := r.Experiment
 	ps, phased := sp.Phased(sc)
 	end := 0.0
@@ -287,7 +287,7 @@ func limitPanel(title string, ps *design.PhasedScenario, lines, refs []limitLine
 // load amplification per dependency (requests the server saw per first
 // attempt), grouped by scenario, whiskers min–max; nothing when no cell
 // has the metric (results from before retries).
-func amplificationChart(r *judge.Results, cpu string) (string, string, error) {
+func amplificationChart(r *resultsfile.Results, cpu string) (string, string, error) {
 	var plots []*plot.Plot
 	var panels []string
 	for _, dep := range adaptiveDeps {

@@ -3,7 +3,7 @@ package charts
 import (
 	"math"
 
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // Answer is one of the charts that answer the experiment on one CPU
@@ -21,7 +21,7 @@ type Answer struct {
 // strategy: accepted records per lab second per strategy and scenario and,
 // when any run got one, write 503s. A setting of one strategy has none:
 // its bars would say what the tables say.
-func Answers(r *judge.Results, cpu string) []Answer {
+func Answers(r *resultsfile.Results, cpu string) []Answer {
 	if strategiesAt(r, cpu) < 2 {
 		return nil
 	}
@@ -35,7 +35,7 @@ func Answers(r *judge.Results, cpu string) []Answer {
 }
 
 // SVG draws the chart as report.html does, "" when no cell has its figure.
-func (a Answer) SVG(r *judge.Results) (string, error) {
+func (a Answer) SVG(r *resultsfile.Results) (string, error) {
 	p, err := grouped(r, a.CPU, a.metric, a.title+a.CPU+" (median, min–max)", a.ylabel, math.NaN(), "")
 	if err != nil || p == nil {
 		return "", err

@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -55,7 +55,7 @@ type Figure struct {
 // peak concurrent writes for each CPU setting, and calls in flight over
 // one slow-write run per strategy. A chart whose cells the experiment
 // lacks is left out.
-func Figures(r *judge.Results) ([]Figure, error) {
+func Figures(r *resultsfile.Results) ([]Figure, error) {
 	sp := r.Experiment
 	var out []Figure
 	add := func(caption string, p *plot.Plot, h vg.Length, err error) error {
@@ -131,7 +131,7 @@ func Figures(r *judge.Results) ([]Figure, error) {
 }
 
 // strategiesAt counts the strategies with a cell at the CPU setting.
-func strategiesAt(r *judge.Results, cpu string) int {
+func strategiesAt(r *resultsfile.Results, cpu string) int {
 	n := 0
 	for _, st := range r.Experiment.Strategies {
 		for _, sc := range r.Experiment.Scenarios {
@@ -146,7 +146,7 @@ func strategiesAt(r *judge.Results, cpu string) int {
 
 // anyAbove says whether any cell at the CPU setting had a run with the
 // metric above v (a chart of zeros shows nothing).
-func anyAbove(r *judge.Results, cpu, metric string, v float64) bool {
+func anyAbove(r *resultsfile.Results, cpu, metric string, v float64) bool {
 	for _, cs := range r.Cells {
 		if s, ok := cs.Stats[metric]; ok && cs.Cell.CPU == cpu && s.N > 0 && s.Max > v {
 			return true
@@ -159,7 +159,7 @@ func anyAbove(r *judge.Results, cpu, metric string, v float64) bool {
 type bar struct {
 	x      float64
 	series int // colour and legend entry
-	s      judge.Stat
+	s      resultsfile.Stat
 }
 
 // barChart draws bars with min–max whiskers, nominal ticks, one legend
@@ -244,7 +244,7 @@ func roomForLegend(p *plot.Plot, top float64, w, h vg.Length) {
 
 // grouped draws a metric's median per strategy, grouped by scenario, for
 // one CPU setting.
-func grouped(r *judge.Results, cpu, metric, title, ylabel string, line float64, lineLabel string) (*plot.Plot, error) {
+func grouped(r *resultsfile.Results, cpu, metric, title, ylabel string, line float64, lineLabel string) (*plot.Plot, error) {
 	sp := r.Experiment
 	n := len(sp.Strategies) + 1
 	var bars []bar
@@ -263,7 +263,7 @@ func grouped(r *judge.Results, cpu, metric, title, ylabel string, line float64, 
 
 // c1ByCPU is the lab's first figure: C1's batch time, healthy, for every
 // CPU setting; nil when fewer than two settings have it.
-func c1ByCPU(r *judge.Results, w, h vg.Length) (*plot.Plot, error) {
+func c1ByCPU(r *resultsfile.Results, w, h vg.Length) (*plot.Plot, error) {
 	sp := r.Experiment
 	var bars []bar
 	var ticks []float64
@@ -285,7 +285,7 @@ func c1ByCPU(r *judge.Results, w, h vg.Length) (*plot.Plot, error) {
 // slowWrite is the lab's second figure: per strategy under slow writes,
 // accepted records per second in one panel, write 503s in the other; nil
 // when the experiment has no slow-write cell on this CPU setting.
-func slowWrite(r *judge.Results, cpu string) ([]*plot.Plot, error) {
+func slowWrite(r *resultsfile.Results, cpu string) ([]*plot.Plot, error) {
 	sp := r.Experiment
 	var accepted, rejected []bar
 	var ticks []float64

@@ -12,7 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // legendClear reports whether, drawn at w × h, the plot's legend sits
@@ -37,7 +37,7 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 	series := []string{"C1", "C2", "C3", "C4"}
 	var bars []bar
 	for i, m := range []float64{4, 65, 62, 55} {
-		bars = append(bars, bar{x: float64(i), series: i, s: judge.Stat{Median: m, Min: m - 1, Max: m + 2, N: 5}})
+		bars = append(bars, bar{x: float64(i), series: i, s: resultsfile.Stat{Median: m, Min: m - 1, Max: m + 2, N: 5}})
 	}
 	ticks, labels := []float64{1.5}, []string{"healthy"}
 	p, err := barChart("accepted", "records / lab second", series, bars, ticks, labels, math.NaN(), "", chartWidth, chartHeight)
@@ -58,7 +58,7 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 	}
 	legendClear(t, p, 67, chartWidth/2, chartHeight)
 
-	rec := judge.RunRecord{Cell: design.Cell{Strategy: "C4", Scenario: "slow-write", CPU: "cpus-1"}, Run: 1, Client: &records.Result{}}
+	rec := resultsfile.RunRecord{Cell: design.Cell{Strategy: "C4", Scenario: "slow-write", CPU: "cpus-1"}, Run: 1, Client: &records.Result{}}
 	for i := range 100 {
 		rec.Client.Timeline = append(rec.Client.Timeline, records.Sample{T: float64(i) / 10, Enrichment: i % 25, Records: 6})
 	}
@@ -72,7 +72,7 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 // The committed replication draws both of the lab's figures and one
 // timeline per strategy, each captioned or titled.
 func TestReportFiguresOfTheCommittedResults(t *testing.T) {
-	res, err := judge.ReadResults("../../results/replication-v4/results.json")
+	res, err := resultsfile.ReadResults("../../results/replication-v4/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // phasedChartHeight is the height of a phased scenario's chart: two
@@ -28,7 +29,7 @@ var (
 // records and write 503s per lab second over the run, one line per
 // strategy; none when the scenario is not phased or no valid run kept its
 // seconds.
-func Phased(r *judge.Results, sc, cpu string) ([]Figure, error) {
+func Phased(r *resultsfile.Results, sc, cpu string) ([]Figure, error) {
 	ps, ok := r.Experiment.Phased(sc)
 	if !ok {
 		return nil, nil
@@ -48,7 +49,7 @@ type perSecondSeries struct {
 	runs               int
 }
 
-func medianPerSecond(r *judge.Results, c design.Cell) (perSecondSeries, bool) {
+func medianPerSecond(r *resultsfile.Results, c design.Cell) (perSecondSeries, bool) {
 	var runs [][]records.SecondCounts
 	n := 0
 	for _, run := range r.Runs {
@@ -79,7 +80,7 @@ func medianPerSecond(r *judge.Results, c design.Cell) (perSecondSeries, bool) {
 
 // phasedChart draws a phased scenario's two panels on one CPU setting, or
 // nothing when no valid run kept its seconds.
-func phasedChart(r *judge.Results, ps design.PhasedScenario, sc, cpu string) (string, string, error) {
+func phasedChart(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu string) (string, string, error) {
 	var series []perSecondSeries
 	var names []string
 	end := ps.Total().Seconds()

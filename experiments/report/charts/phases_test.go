@@ -5,16 +5,16 @@ import (
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // perSecondResults is three valid runs of C1 on write-capacity-drop, each
 // second counted: 30 accepted and no rejection a lab second, but in the
 // drop (10–30 lab s), where run k accepts 8+k and gets 42 write 503s; runs
 // 1 and 2 end a lab second after the phases, with 5 more records.
-func perSecondResults() *judge.Results {
+func perSecondResults() *resultsfile.Results {
 	c := design.Cell{Strategy: "C1", Scenario: design.WriteCapacityDrop, CPU: "cpus-1"}
-	r := &judge.Results{}
+	r := &resultsfile.Results{}
 	for k := 1; k <= 3; k++ {
 		res := &records.Result{}
 		for s := range 40 {
@@ -27,7 +27,7 @@ func perSecondResults() *judge.Results {
 		if k < 3 {
 			res.PerSecond = append(res.PerSecond, records.SecondCounts{T: 40, Accepted: 5, Ended: 5})
 		}
-		r.Runs = append(r.Runs, judge.RunRecord{Cell: c, Run: k, Status: judge.RunValid, Client: res})
+		r.Runs = append(r.Runs, resultsfile.RunRecord{Cell: c, Run: k, Status: resultsfile.RunValid, Client: res})
 	}
 	return r
 }

@@ -7,11 +7,11 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/loadlab/loadlab/client/records"
-	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
 // timeline draws calls in flight per dependency over one run.
-func timeline(rec judge.RunRecord) (*plot.Plot, error) {
+func timeline(rec resultsfile.RunRecord) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Calls in flight, %s (run %d; mean per 1/%d of the run)", rec.Cell, rec.Run, timelinePoints)
 	p.X.Label.Text = "lab seconds"

@@ -1,30 +1,32 @@
-// Package judge turns what an experiment measured into what it found, as
-// pure functions over stored data: each run's metrics, its reconciliation
-// of the client's figures with the server's, and its status (derive,
-// reconcile); each cell's statistics and bound; the verdicts on the
-// preregistered hypotheses, gated by the time-scale calibration; the
-// check that recomputes all of them from a results file; and the merge of
-// shards into what one machine would have written. It also owns the
-// results' data: RunRecord, Results, Verdict. It runs nothing.
-package judge
+// Package resultsfile owns the schema of results.json, everything an
+// experiment produced, and its reading and writing: the data (Results,
+// RunRecord with its typed RunStatus, CellSummary, Verdict with its typed
+// Decision, the calibration's Bias and Calibration, the advised
+// strategies, the merged shards, the attempts of a resumed experiment),
+// the migration of results written by older runners (NormalizeResults),
+// the file (ReadResults, WriteJSON) and both ends of loadlab experiment
+// --json-lines (LineWriter, ReadResultsLog). What is computed from the
+// data is experiments/judge's.
+package resultsfile
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"time"
 
+	"github.com/loadlab/loadlab/client/advise"
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
+
+// ResultsFormat is the results.json format this runner writes: 2 keeps,
+// for every run, the raw data its metrics, reconciliation and status are
+// derived from. Results without it (the first results) keep no
+// reconciliation; check re-judges their stored metrics.
+const ResultsFormat = 2
 
 // RunRecord is one client run of one cell.
 type RunRecord struct {
@@ -86,6 +88,17 @@ func (r *RunRecord) normalize() {
 	if r.Failed != "" {
 		r.Status, r.Reason = RunFailed, r.Failed
 	}
+}
+
+// ValidRuns counts the valid runs of cell c.
+func ValidRuns(runs []RunRecord, c design.Cell) int {
+	n := 0
+	for _, r := range runs {
+		if r.Cell == c && r.Valid() {
+			n++
+		}
+	}
+	return n
 }
 
 // Results is everything an experiment produced: results.json.
@@ -155,79 +168,75 @@ func (r *Results) Summary(c design.Cell) (CellSummary, bool) {
 	return CellSummary{}, false
 }
 
-// WriteJSON writes v as indented JSON to path.
-func WriteJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(b, '\n'))
+// Stat is the median and range of a metric over a cell's runs.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
 }
 
-// maxResultsBytes bounds what ReadResults reads.
-const maxResultsBytes = 1 << 30
-
-// ReadResults loads a results.json.
-func ReadResults(path string) (*Results, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var r Results
-	if err := json.NewDecoder(io.LimitReader(f, maxResultsBytes)).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return NormalizeResults(&r), nil
+// Environment records where the experiment ran.
+type Environment struct {
+	GoVersion  string           `json:"go_version"`
+	GOMAXPROCS int              `json:"gomaxprocs"`
+	NumCPU     int              `json:"num_cpu"`
+	Runtime    cpulimit.Runtime `json:"runtime"`
+	CPUModel   string           `json:"cpu_model"`
+	Kernel     string           `json:"kernel"`
+	GitCommit  string           `json:"git_commit,omitempty"`
+	Hostname   string           `json:"hostname"`
+	// BinarySHA256 is the SHA-256 of the runner's own executable (which
+	// every client run re-executes): loadlab merge refuses shards run by
+	// different binaries.
+	BinarySHA256 string `json:"binary_sha256,omitempty"`
 }
 
-// ErrNoResultsLine: a log without the line of an experiment's results.
-var ErrNoResultsLine = errors.New(`no results line ({"kind":"results",...})`)
-
-// ReadResultsLog reads the results of a loadlab experiment --json-lines
-// log: its last {"kind":"results",…} line. Other lines (the runner's
-// progress on stderr, interleaved in a pod's log) are skipped.
-func ReadResultsLog(path string) (*Results, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), maxResultsBytes)
-	var last []byte
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if bytes.HasPrefix(line, []byte(`{"kind":"results",`)) {
-			last = append(last[:0], line...)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if last == nil {
-		return nil, fmt.Errorf("%s: %w: is it an experiment's JSON-lines log, and did the experiment end?", path, ErrNoResultsLine)
-	}
-	var line struct {
-		Results *Results `json:"results"`
-	}
-	if err := json.Unmarshal(last, &line); err != nil || line.Results == nil {
-		return nil, errors.Join(fmt.Errorf("%s: the results line does not decode", path), err)
-	}
-	return NormalizeResults(line.Results), nil
+// AdvisedStrategy is the strategy "advised" for one scenario, with the
+// probes and the advice it came from (raw data, in results.json).
+type AdvisedStrategy struct {
+	Scenario string `json:"scenario"`
+	// TimeScale is the experiment's: the probes ran in real time against
+	// the mock service at this scale, so the advice's rates and times are
+	// per real second (a lab second is a real second / TimeScale).
+	TimeScale float64                 `json:"time_scale"`
+	Strategy  strategy.FileStrategy   `json:"strategy"`
+	Advice    advise.Advice           `json:"advice"`
+	Probes    map[string]probe.Result `json:"probes"`
+	// From is the strategy file it was read from (advise.file), if any:
+	// then there are no probes, and Advice is what the file recorded.
+	From string `json:"from,omitempty"`
+	// Failed says why no strategy could be advised; the scenario's
+	// advised cells then fail every run.
+	Failed string `json:"failed,omitempty"`
+	// Shortened, when set, says the probes ran shorter than the design's,
+	// and why.
+	Shortened string `json:"shortened,omitempty"`
 }
 
-// NormalizeResults brings results decoded from JSON written by an older
-// runner to the current shape (run statuses, valid runs per cell), as
-// ReadResults does.
-func NormalizeResults(r *Results) *Results {
-	for i := range r.Runs {
-		r.Runs[i].normalize()
-	}
-	if r.Format < ResultsFormat { // cells written before they counted valid runs
-		for i, c := range r.Cells {
-			r.Cells[i].Valid = validRuns(r.Runs, c.Cell)
-		}
-	}
-	return r
+// MergedShard is what merged results keep of each shard: where it came
+// from, what its runner saw (GOMAXPROCS, NumCPU, the CPU quota, the
+// host), its target, its time and its calibration.
+type MergedShard struct {
+	Index       int          `json:"index"`
+	Source      string       `json:"source"`
+	Environment Environment  `json:"environment"`
+	Target      string       `json:"target"`
+	Started     time.Time    `json:"started"`
+	Finished    time.Time    `json:"finished"`
+	Runs        int          `json:"runs"`
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// Attempts is the shard's processes, when it was resumed.
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// Attempt is one process's part of a resumed experiment: when it started
+// and ended, where it ran, and how many of the results' runs and runs at
+// time scale 1 it measured.
+type Attempt struct {
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	Hostname string    `json:"hostname,omitempty"`
+	Runs     int       `json:"runs"`
+	Twins    int       `json:"twins,omitempty"`
 }
