@@ -82,7 +82,8 @@ PARALLEL_PKGS := budgets client/advise client/cpulimit client/loadresult client/
 	client/records client/sendpool client/split client/threshold client/transport client/virtualcopy cmd/internal/cli \
 	experiments/compare experiments/design experiments/judge experiments/models experiments/plan \
 	experiments/report experiments/report/charts experiments/resultsfile \
-	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/yamlfile deploy/repocheck
+	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/virtual \
+	mockservice/yamlfile deploy/repocheck
 # The race runtime sleeps 1 s at exit by default, in every test binary and
 # every child process a test starts; 100 ms still reports a race in a
 # goroutine that is ending.

@@ -31,11 +31,15 @@ func (s *Service) Live() map[string]LiveStation {
 	defer s.mu.Unlock()
 	out := map[string]LiveStation{}
 	for name, st := range map[string]*Station{api.Enrichment: s.enrichment, api.Records: s.records} {
-		sh := st.Shape()
-		spec := s.live[name]
-		out[name] = LiveStation{Workers: sh.Workers, Queue: sh.Queue, RejectStatus: sh.RejectStatus, Service: specText(spec)}
+		out[name] = NewLiveStation(st.Shape(), s.live[name])
 	}
 	return out
+}
+
+// NewLiveStation is a station's live settings as GET /admin/config shows
+// them, from its shape and its service time's spec.
+func NewLiveStation(sh Shape, spec latency.Spec) LiveStation {
+	return LiveStation{Workers: sh.Workers, Queue: sh.Queue, RejectStatus: sh.RejectStatus, Service: specText(spec)}
 }
 
 // specText is a spec as a map with durations as strings, for JSON.

@@ -49,8 +49,8 @@ var (
 type collector struct{ s *Service }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descBusy, descWorkers, descQueue, descQueueCap,
-		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descDraws, descPlanned, descSeed, descStored, descDuplicates, descProfile, descTimeScale} {
+	DescribeStation(ch)
+	for _, d := range []*prometheus.Desc{descSeed, descStored, descDuplicates, descProfile, descTimeScale} {
 		ch <- d
 	}
 }
@@ -58,24 +58,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.s.Stats()
 	for _, name := range api.Stations {
-		s := st.Stations[name]
-		for _, o := range api.Outcomes {
-			ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, s.Requests[o], name, string(o))
-		}
-		gauge := func(d *prometheus.Desc, v int) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
-		}
-		gauge(descBusy, s.Busy)
-		gauge(descWorkers, s.Workers)
-		gauge(descQueue, s.QueueLength)
-		gauge(descQueueCap, s.QueueCapacity)
-		gauge(descOffered, s.Offered)
-		gauge(descOfferedHWM, s.HighWater.Offered)
-		gauge(descBusyHWM, s.HighWater.Busy)
-		gauge(descQueueHWM, s.HighWater.Queue)
-		ch <- prometheus.MustNewConstMetric(descWasted, prometheus.CounterValue, s.WastedSeconds, name)
-		ch <- prometheus.MustNewConstMetric(descDraws, prometheus.CounterValue, float64(s.Draws), name)
-		ch <- prometheus.MustNewConstMetric(descPlanned, prometheus.CounterValue, s.PlannedLabSeconds, name)
+		CollectStation(ch, name, st.Stations[name])
 	}
 	ch <- prometheus.MustNewConstMetric(descSeed, prometheus.GaugeValue, float64(st.Seed))
 	ch <- prometheus.MustNewConstMetric(descStored, prometheus.GaugeValue, float64(st.StoredWrites))
@@ -90,7 +73,42 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func newHistograms() (queueWait, service *prometheus.HistogramVec) {
+// DescribeStation sends the descriptions of the metrics CollectStation
+// sends: a prometheus.Collector's Describe for stations of its own.
+func DescribeStation(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descBusy, descWorkers, descQueue, descQueueCap,
+		descOffered, descOfferedHWM, descBusyHWM, descQueueHWM, descWasted, descDraws, descPlanned} {
+		ch <- d
+	}
+}
+
+// CollectStation sends one station's figures, labelled service=name, as
+// the mock service's metrics of a station (api.MetricRequests and the
+// rest that api.ParseMetrics reads back into s).
+func CollectStation(ch chan<- prometheus.Metric, name string, s api.StationStats) {
+	for _, o := range api.Outcomes {
+		ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, s.Requests[o], name, string(o))
+	}
+	gauge := func(d *prometheus.Desc, v int) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
+	}
+	gauge(descBusy, s.Busy)
+	gauge(descWorkers, s.Workers)
+	gauge(descQueue, s.QueueLength)
+	gauge(descQueueCap, s.QueueCapacity)
+	gauge(descOffered, s.Offered)
+	gauge(descOfferedHWM, s.HighWater.Offered)
+	gauge(descBusyHWM, s.HighWater.Busy)
+	gauge(descQueueHWM, s.HighWater.Queue)
+	ch <- prometheus.MustNewConstMetric(descWasted, prometheus.CounterValue, s.WastedSeconds, name)
+	ch <- prometheus.MustNewConstMetric(descDraws, prometheus.CounterValue, float64(s.Draws), name)
+	ch <- prometheus.MustNewConstMetric(descPlanned, prometheus.CounterValue, s.PlannedLabSeconds, name)
+}
+
+// NewHistograms returns the histograms of queue waits and service times by
+// station (label service), with loadlab's duration buckets; a station
+// observes into its own (Station.Observe).
+func NewHistograms() (queueWait, service *prometheus.HistogramVec) {
 	queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    api.MetricQueueWaitHistogram,
 		Help:    "Time from arrival at a station to a worker, for requests that got one.",

@@ -147,7 +147,7 @@ func New(cfg config.Config) (*Service, error) {
 	if s.records, err = NewStation(api.Records, cfg.Records, cur.records, api.RecordsSeed(cfg.Seed), cfg.TimeScale); err != nil {
 		return nil, err
 	}
-	s.queueWait, s.service = newHistograms()
+	s.queueWait, s.service = NewHistograms()
 	if cfg.RequestLogCap > 0 {
 		s.log = NewRequestLog(cfg.RequestLogCap)
 		s.enrichment.SetRequestLog(s.log)
@@ -172,7 +172,7 @@ func New(cfg config.Config) (*Service, error) {
 // observers: no label lookup per request.
 func (s *Service) initHistograms() {
 	for _, st := range []*Station{s.enrichment, s.records} {
-		st.observers.Store(&observers{wait: s.queueWait.WithLabelValues(st.name), service: s.service.WithLabelValues(st.name)})
+		st.Observe(s.queueWait.WithLabelValues(st.name), s.service.WithLabelValues(st.name))
 	}
 }
 

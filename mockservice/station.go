@@ -66,6 +66,9 @@ type Station struct {
 	// seeded draws themselves, free of timer noise.
 	draws      int
 	plannedLab float64
+	// slowdown multiplies a draw by the factor for the services in
+	// progress (SetSlowdown); empty: none.
+	slowdown []float64
 }
 
 type observers struct{ wait, service prometheus.Observer }
@@ -132,14 +135,18 @@ func (s *Station) leave() {
 }
 
 // startLocked takes a worker for a service starting at start and samples
-// its service time, or takes replay (lab time) when it is ≥ 0. s.mu must
-// be held.
+// its service time (times the slowdown's factor for the services now in
+// progress, itself included), or takes replay (lab time) when it is ≥ 0.
+// s.mu must be held.
 func (s *Station) startLocked(start time.Time, replay time.Duration) time.Duration {
 	s.busy++
 	s.hwm.Busy = max(s.hwm.Busy, s.busy)
 	draw := replay
 	if replay < 0 {
 		draw = s.dist.Sample(s.src)
+		if len(s.slowdown) > 0 {
+			draw = time.Duration(float64(draw) * s.slowdown[min(s.busy, len(s.slowdown))-1])
+		}
 	}
 	s.draws++
 	s.plannedLab += draw.Seconds()

@@ -2,7 +2,12 @@ package mockservice
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadlab/loadlab/mockservice/config"
 )
 
 // Shape is a station's live settings that an admin request may change:
@@ -44,4 +49,31 @@ func (s *Station) SetShape(sh Shape) error {
 		close(w.ready)
 	}
 	return nil
+}
+
+// SetSlowdown makes a drawn service time depend on how many requests are
+// in service: a service that starts with n in progress, itself included,
+// takes its draw × factors[n-1] (the last factor beyond the list; each a
+// number > 0, so a service may also speed up); nil: the draw as it is. A
+// replayed service time is served as given. It applies to services that
+// start from now on; the draws themselves, and their order, do not change.
+func (s *Station) SetSlowdown(factors []float64) error {
+	if err := config.ValidSlowdown(factors); err != nil {
+		return fmt.Errorf("%s.%w", s.name, err)
+	}
+	s.mu.Lock()
+	s.slowdown = slices.Clone(factors)
+	s.mu.Unlock()
+	return nil
+}
+
+// Observe makes the station observe every served or dropped request's
+// queue wait and service time, in seconds, with wait and service (a
+// service's histograms, by station); both nil: none.
+func (s *Station) Observe(wait, service prometheus.Observer) {
+	if wait == nil || service == nil {
+		s.observers.Store(nil)
+		return
+	}
+	s.observers.Store(&observers{wait: wait, service: service})
 }

@@ -54,9 +54,10 @@ var rank = map[string]int{"mockservice": 1, "budgets": 2, "client": 3, "experime
 // pure packages import nothing of ours but each other.
 var pure = []string{"experiments/models", "mockservice/latency"}
 
-// server is the mock service itself: only mockservice/… and cmd/ may
-// import it; clients talk to it through mockservice/api.
-const server = "mockservice"
+// servers are the mock service itself and its virtual copies of a user's
+// dependencies: only mockservice/… and cmd/ may import them; clients talk
+// to them through mockservice/api, tests start them with mocktest.
+var servers = []string{"mockservice", "mockservice/virtual"}
 
 // goPackage is what `go list -json` says of a package.
 type goPackage struct {
@@ -116,7 +117,7 @@ func top(pkg string) string {
 }
 
 // No package, nor its tests, imports a folder above its own; nothing
-// outside mockservice/ and cmd/ imports the server, in code or tests; the
+// outside mockservice/ and cmd/ imports a server, in code or tests; the
 // pure packages import nothing of ours but each other; nothing imports
 // cmd/.
 func TestLayoutRules(t *testing.T) {
@@ -152,8 +153,8 @@ func TestLayoutRules(t *testing.T) {
 			continue
 		}
 		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
-			if imp == server {
-				t.Errorf("%s imports the server (%s): talk to it through mockservice/api, start it with mockservice/mocktest", p.ImportPath, imp)
+			if slices.Contains(servers, imp) {
+				t.Errorf("%s imports a server (%s): talk to it through mockservice/api, start it with mockservice/mocktest", p.ImportPath, imp)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"time"
 
@@ -135,6 +136,16 @@ type Health struct {
 // enrichment API's is seed: a stream of its own, which no enrichment seed
 // near seed shares (seed+1 would be the next run's enrichment stream).
 func RecordsSeed(seed uint32) uint32 { return seed + 0x9e3779b9 }
+
+// CopySeed is the seed of the generator of the virtual copy called name
+// when the copies' seed is seed: a stream of the copy's own (the FNV-1a
+// hash of its name added), the same whatever the other copies are or the
+// order they are listed in.
+func CopySeed(seed uint32, name string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	return seed + h.Sum32()
+}
 
 // ResetRequest is the optional body of POST /admin/reset. Without a seed the
 // stations are re-seeded with the configured one.

@@ -31,6 +31,10 @@ const (
 	MetricDraws              = "loadlab_mock_service_draws_total"
 	MetricPlanned            = "loadlab_mock_planned_service_lab_seconds_total"
 	MetricSeed               = "loadlab_mock_seed"
+	// MetricRateLimited counts requests a token bucket in front of a
+	// station refused (a virtual copy's rate limit), which never reached
+	// the station: {service}.
+	MetricRateLimited = "loadlab_mock_rate_limited_total"
 
 	LabelService = "service"
 	LabelOutcome = "outcome"
@@ -95,6 +99,9 @@ func ParseMetrics(r io.Reader) (Stats, error) {
 	})
 	each(MetricPlanned, func(m *dto.Metric, v float64) {
 		station(m, func(s *StationStats) { s.PlannedLabSeconds = v })
+	})
+	each(MetricRateLimited, func(m *dto.Metric, v float64) {
+		station(m, func(s *StationStats) { s.RateLimited = v })
 	})
 	each(MetricSeed, func(_ *dto.Metric, v float64) { st.Seed = uint32(v) })
 	each(MetricStored, func(_ *dto.Metric, v float64) { st.StoredWrites = int(v) })

@@ -28,9 +28,16 @@ type StationStats struct {
 	WastedSeconds float64             `json:"wasted_worker_seconds"`
 	// Draws is how many service times the station drew since the last
 	// reset, PlannedLabSeconds their sum in lab seconds (before the time
-	// scale): the seeded draws themselves, free of timer noise.
+	// scale; after a virtual copy's slowdown): the seeded draws
+	// themselves, free of timer noise.
 	Draws             int     `json:"draws"`
 	PlannedLabSeconds float64 `json:"planned_lab_seconds"`
+	// RateLimited counts the requests a token bucket in front of the
+	// station refused since the last reset (a virtual copy's rate limit;
+	// the lab's stations have none). They never reached the station, so
+	// no outcome of Requests counts them: every request answered is in
+	// exactly one of Requests' outcomes or here.
+	RateLimited float64 `json:"rate_limited,omitempty"`
 }
 
 // HighWater holds the largest values seen since the last reset.

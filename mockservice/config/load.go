@@ -40,7 +40,10 @@ func Load(path string, overrides ...Override) (Config, error) {
 // LoadFile reads YAML from path over c: keys present in the file replace
 // c's values (a profile named in the file replaces that profile whole);
 // unknown keys are errors.
-func LoadFile(path string, c *Config) error {
+func LoadFile(path string, c *Config) error { return decodeFile(path, c) }
+
+// decodeFile reads the YAML file at path over v, strictly.
+func decodeFile(path string, v any) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -53,10 +56,26 @@ func LoadFile(path string, c *Config) error {
 	if len(data) > maxConfigBytes {
 		return fmt.Errorf("config %s: larger than %d bytes", path, maxConfigBytes)
 	}
-	if _, err := yamlfile.Decode(path, data, c); err != nil {
+	if _, err := yamlfile.Decode(path, data, v); err != nil {
 		return fmt.Errorf("config %w", err) // "config FILE:LINE: field: problem"
 	}
 	return nil
+}
+
+// LoadCopies reads virtual copies' settings from the YAML file at path
+// (unknown keys are errors), with their defaults, validated; a
+// validation error is "config: " and a *field.Error naming the setting
+// ("copies[0].station.workers").
+func LoadCopies(path string) (Copies, error) {
+	var c Copies
+	if err := decodeFile(path, &c); err != nil {
+		return c, err
+	}
+	c = c.WithDefaults()
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
 }
 
 // YAML returns c as a YAML document that LoadFile reads back; the admin

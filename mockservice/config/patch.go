@@ -31,13 +31,8 @@ func (c Config) LiveOf(profile string) map[string]Live {
 	}
 }
 
-// patch is a PATCH /admin/config body: any subset of the stations' live
-// settings.
-type patch struct {
-	Enrichment *stationPatch `yaml:"enrichment"`
-	Records    *stationPatch `yaml:"records"`
-}
-
+// stationPatch is one station's part of a PATCH /admin/config body: any
+// subset of its live settings.
 type stationPatch struct {
 	Workers      *int      `yaml:"workers"`
 	Queue        *int      `yaml:"queue"`
@@ -45,75 +40,84 @@ type stationPatch struct {
 	Service      yaml.Node `yaml:"service"`
 }
 
+// stationSettings are a station's live settings, as a patch names them.
+var stationSettings = []string{"workers", "queue", "reject_status", "service"}
+
 // ApplyPatch applies a PATCH /admin/config body (YAML or JSON: any subset
 // of each station's workers, queue, reject_status and service, the service
 // merged field by field over the station's current one) to live, validated
 // in full as the start-up configuration is; an error names the field
-// ("records.workers: 0 must be ≥ 1"). live is not changed: the result is a
-// new map, with changed listing the stations the body names.
+// ("records.workers: 0 must be ≥ 1"). The stations are live's keys. live
+// is not changed: the result is a new map, with changed listing the
+// stations the body names, in the order of their names.
 func ApplyPatch(body []byte, live map[string]Live) (out map[string]Live, changed []string, err error) {
-	if err := knownSettings(body); err != nil {
+	if err := knownSettings(body, slices.Sorted(maps.Keys(live)), stationSettings); err != nil {
 		return nil, nil, err
 	}
-	var p patch
+	return applyPatch(body, live)
+}
+
+// applyPatch is ApplyPatch once the body's settings are known ones.
+func applyPatch(body []byte, live map[string]Live) (out map[string]Live, changed []string, err error) {
+	var p map[string]*stationPatch
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, fmt.Errorf("body: %v", err)
 	}
 	out = maps.Clone(live)
-	for _, c := range []struct {
-		name  string
-		patch *stationPatch
-	}{{api.Enrichment, p.Enrichment}, {api.Records, p.Records}} {
-		if c.patch == nil {
+	for _, name := range slices.Sorted(maps.Keys(live)) {
+		sp := p[name]
+		if sp == nil {
 			continue
 		}
-		l, ok := out[c.name]
-		if !ok {
-			return nil, nil, fmt.Errorf("%s: no such station", c.name)
+		l := out[name]
+		if sp.Workers != nil {
+			l.Station.Workers = *sp.Workers
 		}
-		if c.patch.Workers != nil {
-			l.Station.Workers = *c.patch.Workers
+		if sp.Queue != nil {
+			l.Station.Queue = *sp.Queue
 		}
-		if c.patch.Queue != nil {
-			l.Station.Queue = *c.patch.Queue
-		}
-		if c.patch.RejectStatus != nil {
-			l.Station.RejectStatus = *c.patch.RejectStatus
+		if sp.RejectStatus != nil {
+			l.Station.RejectStatus = *sp.RejectStatus
 		}
 		if err := l.Station.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("%s.%w", c.name, err)
+			return nil, nil, fmt.Errorf("%s.%w", name, err)
 		}
-		if c.patch.Service.Kind != 0 {
-			b, err := yaml.Marshal(&c.patch.Service)
-			if err == nil {
-				d := yaml.NewDecoder(bytes.NewReader(b))
-				d.KnownFields(true)
-				err = d.Decode(&l.Service)
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s.service: %v", c.name, err)
+		if sp.Service.Kind != 0 {
+			if err := decodeStrict(&sp.Service, &l.Service); err != nil {
+				return nil, nil, fmt.Errorf("%s.service: %v", name, err)
 			}
 			if _, err := l.Service.Build(); err != nil {
-				return nil, nil, fmt.Errorf("%s.service.%w", c.name, err)
+				return nil, nil, fmt.Errorf("%s.service.%w", name, err)
 			}
 		}
-		out[c.name] = l
-		changed = append(changed, c.name)
+		out[name] = l
+		changed = append(changed, name)
 	}
 	return out, changed, nil
 }
 
-// knownSettings names the first setting of a patch that is not a live
-// setting: "records.slots: unknown setting (...)".
-func knownSettings(body []byte) error {
+// decodeStrict decodes n over v, field by field, refusing a field v does
+// not have.
+func decodeStrict(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	return d.Decode(v)
+}
+
+// knownSettings names the first station of a patch that is not one of
+// stations, or the first setting that is not one of settings:
+// "records.slots: unknown setting (...)".
+func knownSettings(body []byte, stations, settings []string) error {
 	var m map[string]any
 	if err := yaml.Unmarshal(body, &m); err != nil {
 		return fmt.Errorf("body: %v", err)
 	}
-	stations := []string{api.Enrichment, api.Records}
-	settings := []string{"workers", "queue", "reject_status", "service"}
 	for _, st := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(stations, st) {
 			return fmt.Errorf("%s: unknown station (one of %s)", st, strings.Join(stations, ", "))

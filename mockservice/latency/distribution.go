@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -105,6 +107,34 @@ func (h Hang) Sample(src Source) time.Duration {
 	return h.Base.Sample(src)
 }
 
+// Quantile is one point of an empirical distribution: the share Q of
+// service times at or below Value.
+type Quantile struct {
+	Q     float64       `yaml:"q" json:"q"`
+	Value time.Duration `yaml:"value" json:"value"`
+}
+
+// Empirical is the inverse CDF that runs piecewise linearly through measured
+// quantiles: a draw u in [0, 1) falls between the two points whose Q
+// bracket it and takes the value interpolated linearly between theirs
+// (to the nearest nanosecond). The
+// points are sorted by Q, the first at 0 and the last at 1 (Spec.Build
+// checks), so every draw lies between the first value and the last. One
+// value is consumed per sample.
+type Empirical []Quantile
+
+// Sample draws one value.
+func (e Empirical) Sample(src Source) time.Duration {
+	u := src.Float64()
+	// The first point above u; e[0].Q = 0 ≤ u < 1 = e[len-1].Q, so it is
+	// one of e[1:].
+	i := sort.Search(len(e), func(i int) bool { return e[i].Q > u })
+	i = min(max(i, 1), len(e)-1)
+	lo, hi := e[i-1], e[i]
+	frac := (u - lo.Q) / (hi.Q - lo.Q)
+	return lo.Value + time.Duration(math.Round(frac*float64(hi.Value-lo.Value)))
+}
+
 // Spec is the configuration form of a Distribution, as written in YAML or
 // JSON. Kind selects which fields apply; Build validates them.
 type Spec struct {
@@ -116,6 +146,8 @@ type Spec struct {
 	Median     time.Duration `yaml:"median,omitempty" json:"median,omitempty"`
 	Spread     float64       `yaml:"spread,omitempty" json:"spread,omitempty"`
 	Components []Component   `yaml:"components,omitempty" json:"components,omitempty"`
+	// Quantiles are an empirical distribution's points, Q from 0 to 1.
+	Quantiles []Quantile `yaml:"quantiles,omitempty" json:"quantiles,omitempty"`
 	// HangProbability and HangDuration wrap any kind in a Hang.
 	HangProbability float64       `yaml:"hang_probability,omitempty" json:"hang_probability,omitempty"`
 	HangDuration    time.Duration `yaml:"hang_duration,omitempty" json:"hang_duration,omitempty"`
@@ -136,10 +168,11 @@ const (
 	KindUniform   Kind = "uniform"
 	KindLogNormal Kind = "lognormal"
 	KindMixture   Kind = "mixture"
+	KindEmpirical Kind = "empirical"
 )
 
 // Kinds lists the valid values of Spec.Kind.
-var Kinds = []Kind{KindFixed, KindUniform, KindLogNormal, KindMixture}
+var Kinds = []Kind{KindFixed, KindUniform, KindLogNormal, KindMixture, KindEmpirical}
 
 // kindNames is Kinds for messages.
 func kindNames() string {
@@ -217,11 +250,39 @@ func (s Spec) buildBase() (Distribution, error) {
 			m = append(m, Weighted{Weight: c.Weight, Dist: d})
 		}
 		return m, nil
+	case KindEmpirical:
+		return buildEmpirical(s.Quantiles)
 	case "":
 		return nil, fmt.Errorf("kind: missing (one of %s)", kindNames())
 	default:
 		return nil, fmt.Errorf("kind: %q is not one of %s", s.Kind, kindNames())
 	}
+}
+
+// buildEmpirical checks an empirical distribution's points: at least two,
+// Q strictly increasing from exactly 0 to exactly 1, values non-decreasing
+// from ≥ 0.
+func buildEmpirical(qs []Quantile) (Distribution, error) {
+	if len(qs) < 2 {
+		return nil, fmt.Errorf("quantiles: %d points; an empirical distribution needs at least 2 (q 0 and q 1)", len(qs))
+	}
+	for i, p := range qs {
+		switch {
+		case !(p.Q >= 0 && p.Q <= 1):
+			return nil, fmt.Errorf("quantiles[%d].q: %v is not in [0, 1]", i, p.Q)
+		case i == 0 && p.Q != 0:
+			return nil, fmt.Errorf("quantiles[0].q: %v must be 0 (the first point is the minimum)", p.Q)
+		case i == len(qs)-1 && p.Q != 1:
+			return nil, fmt.Errorf("quantiles[%d].q: %v must be 1 (the last point is the maximum)", i, p.Q)
+		case i > 0 && p.Q <= qs[i-1].Q:
+			return nil, fmt.Errorf("quantiles[%d].q: %v must be above quantiles[%d].q %v", i, p.Q, i-1, qs[i-1].Q)
+		case p.Value < 0:
+			return nil, fmt.Errorf("quantiles[%d].value: %v is negative", i, p.Value)
+		case i > 0 && p.Value < qs[i-1].Value:
+			return nil, fmt.Errorf("quantiles[%d].value: %v is below quantiles[%d].value %v", i, p.Value, i-1, qs[i-1].Value)
+		}
+	}
+	return Empirical(slices.Clone(qs)), nil
 }
 
 // ConcurrencySimulation is the seeded duration distribution of the published
@@ -240,7 +301,7 @@ func ConcurrencySimulation() Spec {
 }
 
 // Longest is the longest service time s configures: a fixed value, a
-// uniform maximum, a hang, or for a log-normal (which has no maximum) its
+// uniform maximum, an empirical distribution's last value, a hang, or for a log-normal (which has no maximum) its
 // 99.9th percentile, median × e^(3.09 × spread). The experiment runner waits
 // a multiple of it for a mock service to go quiet.
 func (s Spec) Longest() time.Duration {
@@ -255,6 +316,10 @@ func (s Spec) Longest() time.Duration {
 	case KindMixture:
 		for _, c := range s.Components {
 			d = max(d, c.Spec.Longest())
+		}
+	case KindEmpirical:
+		if len(s.Quantiles) > 0 {
+			d = s.Quantiles[len(s.Quantiles)-1].Value
 		}
 	}
 	if s.HangProbability > 0 {

@@ -1,7 +1,8 @@
 // Package latency provides seeded, reproducible service-time distributions:
-// fixed, uniform, log-normal, weighted mixtures of these, and a "hang"
-// wrapper, all drawn from the Mulberry32 generator that the published
-// concurrency simulation uses.
+// fixed, uniform, log-normal, empirical (piecewise linear through measured
+// quantiles), weighted mixtures of these, and a "hang" wrapper, all drawn
+// from the Mulberry32 generator that the published concurrency simulation
+// uses.
 //
 // The same distributions serve the mock service (real sleeps) and the
 // deterministic models (simulated time), so a real run and its model can

@@ -1,8 +1,10 @@
-// Package mocktest runs the real mock service for the length of a test or
-// benchmark: the one way every package's tests start it. (Real parts, not
-// mocks of them: this is the server itself.) On loopback by default; over
-// an in-memory Wire for tests inside testing/synctest bubbles, where the
-// server's timers and the client's run on the bubble's fake clock.
+// Package mocktest runs the real mock service, or virtual copies of a
+// user's dependencies (StartCopies), for the length of a test or
+// benchmark: the one way every package's tests start them. (Real parts,
+// not mocks of them: these are the servers themselves.) On loopback by
+// default; over an in-memory Wire for tests inside testing/synctest
+// bubbles, where the server's timers and the client's run on the bubble's
+// fake clock.
 package mocktest
 
 import (
