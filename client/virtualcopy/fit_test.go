@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/virtualcopy"
+	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
@@ -134,4 +135,43 @@ func TestFitSaysWhatItCannotKnow(t *testing.T) {
 			t.Errorf("no refusal: %v", err)
 		}
 	})
+}
+
+// A copy probed as its original was gives the same knee and first
+// refusal, and a plateau and service time within Tolerance: for a station
+// of workers and queue slots with 503s beyond, and for a token bucket
+// with 429s and Retry-After, each a service written here.
+func TestCopyIsFaithfulToItsOriginal(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		original func() http.Handler // made in the test's bubble, on its fake clock
+		max      int
+	}{
+		{"ledger", func() http.Handler { return station(4, 2, 50*time.Millisecond, http.StatusServiceUnavailable, "2") }, 12},
+		{"geo", func() http.Handler { return limited(30, 10*time.Millisecond) }, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				original := probed(t, tc.original(), tc.max)
+				c, err := virtualcopy.Fit(tc.name, original, virtualcopy.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				copies := mocktest.StartCopies(t, mocktest.CopiesOptions{InMemory: true,
+					Config: config.Copies{Seed: 7, TimeScale: 1, Copies: []config.Virtual{c.Virtual("127.0.0.1:0")}}})
+				cfg := original.Plan.Config(copies.URLs[tc.name] + c.Path)
+				cfg.Dial = copies.Dial
+				copied, err := probe.Run(context.Background(), cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b strings.Builder
+				n, err := virtualcopy.WriteComparison(&b, tc.name, virtualcopy.Compare(original, copied))
+				if err != nil || n != 0 {
+					t.Errorf("%d figures differ:\n%s\nthe copy:\n%s", n, b.String(), strings.Join(c.Said, "\n"))
+				}
+				t.Logf("\n%s", b.String())
+			})
+		})
+	}
 }

@@ -1,0 +1,27 @@
+package virtualcopy
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/latency"
+)
+
+// Virtual is the copy as the mock service's virtual copies take it,
+// listening on listen; paths are the paths it answers (none: the probe's).
+func (c Copy) Virtual(listen string, paths ...string) config.Virtual {
+	if len(paths) == 0 {
+		paths = []string{c.Path}
+	}
+	q := make([]latency.Quantile, len(c.Service))
+	for i, p := range c.Service {
+		q[i] = latency.Quantile{Q: p.Q, Value: time.Duration(p.Seconds * float64(time.Second))}
+	}
+	v := config.Virtual{Name: c.Name, Listen: listen, Method: c.Method, Paths: paths, OKStatus: c.OKStatus,
+		Station:    config.Station{Workers: c.Workers, Queue: c.Queue, RejectStatus: c.RejectStatus},
+		RetryAfter: c.RetryAfter, Service: latency.Spec{Kind: latency.KindEmpirical, Quantiles: q}, Slowdown: c.Slowdown}
+	if c.Rate != nil {
+		v.Rate = &config.TokenBucket{PerSecond: c.Rate.PerSecond, Burst: c.Rate.Burst, Status: c.Rate.Status, RetryAfter: c.Rate.RetryAfter}
+	}
+	return v
+}
