@@ -17,7 +17,7 @@ var updateHelp = flag.Bool("update-help", false, "write testdata/help/*.txt from
 // command with groups shows every flag in one of them.
 func TestHelpGolden(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"load", "--help"}, {"probe", "--help"}, {"advise", "--help"},
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"load", "--help"}, {"probe", "--help"}, {"advise", "--help"}, {"mock", "--help"},
 		{"experiment", "--help"}, {"check", "--help"}, {"merge", "--help"}, {"preregister", "--help"}, {"version", "--help"},
 		{"simulate", "--help"}, {"simulate", "concurrency", "--help"}, {"simulate", "admission", "--help"}, {"help", "run"}} {
 		var out, errb bytes.Buffer

@@ -7,6 +7,7 @@
 //	loadlab run                    one batch of records against a running mock service, or your own services
 //	loadlab probe                  the capacity of one dependency: stepped concurrency, knee, USL fit
 //	loadlab advise                 a strategy file from probes: permits at the knees, records in flight
+//	loadlab mock                   virtual copies of your dependencies, fitted from their probes
 //	loadlab load                   open or closed load against an endpoint, every request one outcome
 //	loadlab simulate concurrency   the exact model of the concurrency simulation
 //	loadlab simulate admission     the exact model of the admission load test
@@ -27,6 +28,7 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/mockcmd"
 	"github.com/loadlab/loadlab/cmd/internal/runcmd"
 )
 
@@ -59,6 +61,8 @@ Commands:
                          plateau, knee, first rejection and a Universal Scalability Law fit
   advise                 write a strategy file from probes of a pipeline's dependencies:
                          permits at each knee, records in flight by Little's law
+  mock                   serve virtual copies of your dependencies, each fitted from a probe of it
+                         (workers, queue, refusals, service times, rate limit); --check compares
   load                   drive an endpoint with an open ramp or closed users and report every
                          request in one outcome (on time, rejected, served too late, unfinished, ...)
                          (flags as simulate admission; --compare-model puts both side by side)
@@ -141,6 +145,8 @@ func dispatch(args []string, stdout io.Writer) error {
 		return runProbe(args[1:], stdout)
 	case "advise":
 		return runAdvise(args[1:], stdout)
+	case "mock":
+		return mockcmd.Main(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")
@@ -172,7 +178,7 @@ var (
 	checkURL    = cli.CheckURL
 )
 
-var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "load", "simulate", "version", "help"}
+var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "mock", "load", "simulate", "version", "help"}
 
 var writeJSON = cli.WriteJSON
 

@@ -54,33 +54,3 @@ func (s *startFlag) Set(text string) error {
 	s.t = t
 	return nil
 }
-
-// urlsFlag is run's --call-url dep=URL[,dep=URL]: a flag given again adds
-// its dependencies; one named twice is refused.
-type urlsFlag struct {
-	m    map[string]string
-	text []string
-}
-
-func (u *urlsFlag) String() string { return strings.Join(u.text, ",") }
-
-// TakesText marks the flag as cli.Text.
-func (*urlsFlag) TakesText() {}
-
-func (u *urlsFlag) Set(text string) error {
-	if u.m == nil {
-		u.m = map[string]string{}
-	}
-	for _, kv := range strings.Split(text, ",") {
-		dep, url, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || dep == "" || url == "" {
-			return fmt.Errorf("%q is not dep=URL", kv)
-		}
-		if _, dup := u.m[dep]; dup {
-			return fmt.Errorf("%s given twice", dep)
-		}
-		u.m[dep] = url
-	}
-	u.text = append(u.text, text)
-	return nil
-}

@@ -49,7 +49,7 @@ type runOptions struct {
 	duration                                    cli.Optional[time.Duration]
 	phases                                      phasesFlag
 	startAt                                     startFlag
-	callURLs                                    urlsFlag
+	callURLs                                    cli.Strings
 	inFlight, shared, enrichPermits, writePerms cli.Optional[int]
 	enrichRate, writeRate                       cli.Optional[float64]
 	retries                                     *retryFlagValues
@@ -99,6 +99,7 @@ func (o *runOptions) bind(fs *flag.FlagSet) {
 	fs.Var(&o.startAt, "start-at", "start the run's clock at this wall-clock time, after identification (and profile and reset): RFC 3339\n"+
 		"with nanoseconds, e.g. from date -u +%Y-%m-%dT%H:%M:%S.%NZ; a time already past starts at once, and the result\n"+
 		"says how late (start_late_seconds)")
+	o.callURLs.Form = "dep=URL"
 	fs.Var(&o.callURLs, "call-url", "dep=URL[,dep=URL]: send a dependency's calls to this base URL instead (identification, admin and\n"+
 		"metrics requests still go to --target); with --faults, the fault proxy forwards to it")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as one JSON object")
@@ -322,5 +323,5 @@ func (o *runOptions) timeFlags(cfg *records.Config) {
 	if (o.duration.Given || len(cfg.Phases) > 0) && !o.records.Given {
 		cfg.Records = records.MaxRecords
 	}
-	cfg.StartAt, cfg.CallURLs = o.startAt.t, o.callURLs.m
+	cfg.StartAt, cfg.CallURLs = o.startAt.t, o.callURLs.M
 }
