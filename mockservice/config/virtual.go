@@ -38,8 +38,9 @@ type Virtual struct {
 	Name string `yaml:"name" json:"name"`
 	// Listen is the copy's host:port (port 0: one the system chooses).
 	Listen string `yaml:"listen" json:"listen"`
-	// Method and Paths are the requests the copy answers (exact paths);
-	// any other method or path is 404 and counted nowhere.
+	// Method and Paths are the requests the copy answers: exact paths, or
+	// a path ending in /* for every path below it (/lookup/* answers
+	// /lookup/42); any other method or path is 404 and counted nowhere.
 	Method string   `yaml:"method" json:"method"`
 	Paths  []string `yaml:"paths" json:"paths"`
 	// OKStatus answers a served request (2xx; DefaultOKStatus), body {}.
@@ -237,8 +238,8 @@ func (v Virtual) validPaths() error {
 	for i, p := range v.Paths {
 		at := fmt.Sprintf("paths[%d]", i)
 		switch {
-		case !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?# \t\n"):
-			return fieldErrorf(at, "%q must be a path from / without query, fragment or spaces", p)
+		case !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?# \t\n") || strings.Contains(strings.TrimSuffix(p, "/*"), "*"):
+			return fieldErrorf(at, "%q must be a path from / without query, fragment or spaces (a * only as its last segment)", p)
 		case p == api.PathHealthz || p == api.PathMetrics || p == "/admin" || strings.HasPrefix(p, "/admin/"):
 			return fieldErrorf(at, "%q is one of the copy's own routes (%s, %s, /admin/…)", p, api.PathHealthz, api.PathMetrics)
 		case slices.Index(v.Paths, p) < i:

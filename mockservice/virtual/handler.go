@@ -46,7 +46,7 @@ func (c *Copy) Handler() http.Handler {
 // anything else is 404.
 func (c *Copy) route(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case !c.paths[r.URL.Path]:
+	case !c.answers(r.URL.Path):
 	case r.Method == c.cfg.Method:
 		c.serve(w, r)
 		return
@@ -58,6 +58,20 @@ func (c *Copy) route(w http.ResponseWriter, r *http.Request) {
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s: this copy (%s) answers %s on %s", r.Method, r.URL.Path,
 		c.cfg.Name, c.cfg.Method, strings.Join(c.cfg.Paths, ", ")))
+}
+
+// answers says whether path is one of the copy's: one of its paths, or
+// below one that ends in /*.
+func (c *Copy) answers(path string) bool {
+	if c.paths[path] {
+		return true
+	}
+	for p := range c.paths {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // serve passes one request through the token bucket, then the station:

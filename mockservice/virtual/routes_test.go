@@ -267,3 +267,23 @@ func TestMocktestStartsCopies(t *testing.T) {
 		}
 	})
 }
+
+// A path ending in /* answers every path below it, and only those; a *
+// elsewhere is refused by name.
+func TestCopyPathBelow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fixedCopy(1, 0, 10*ms)
+		cfg.Copies[0].Paths = []string{"/lookup/*"}
+		s := serve(t, cfg)
+		for path, want := range map[string]int{"/lookup/42": http.StatusOK, "/lookup/a/b": http.StatusOK, "/lookup": http.StatusNotFound, "/lookups/1": http.StatusNotFound} {
+			if a := s.send(t, http.MethodPost, path, "{}"); a.status != want {
+				t.Errorf("POST %s: %d, want %d", path, a.status, want)
+			}
+		}
+	})
+	cfg := fixedCopy(1, 0, 10*ms)
+	cfg.Copies[0].Paths = []string{"/a*/b"}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "paths[0]") {
+		t.Errorf("a * inside a path: %v", err)
+	}
+}

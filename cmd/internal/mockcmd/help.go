@@ -22,7 +22,7 @@ const intro = "Serves virtual copies of your dependencies, each fitted from a pr
 
 // groups shows mock's flags by what they are about.
 var groups = []cli.Group{
-	{Name: "Copies", Flags: []string{"probe", "listen", "workers", "queue", "burst"}},
+	{Name: "Copies", Flags: []string{"probe", "listen", "pipeline", "workers", "queue", "burst"}},
 	{Name: "Service", Flags: []string{"seed", "time-scale", "admin-token"}},
 	{Name: "Check", Flags: []string{"check"}},
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/virtualcopy"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
@@ -26,6 +27,7 @@ import (
 type options struct {
 	probes, listen        cli.Strings
 	workers, queue, burst cli.Pairs
+	pipelineFile          string
 	seed                  uint
 	timeScale             float64
 	adminToken            string
@@ -36,6 +38,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	o.probes.Form, o.listen.Form = "NAME=FILE", "NAME=ADDR"
 	fs.Var(&o.probes, "probe", "NAME=FILE: a copy named NAME fitted from FILE, the JSON of loadlab probe --json of the original\n(repeat for each dependency)")
 	fs.Var(&o.listen, "listen", "NAME=ADDR: where the copy NAME listens, host:port (default 127.0.0.1:0, a port of the system's choosing)")
+	fs.StringVar(&o.pipelineFile, "pipeline", "", "a pipeline file: each copy answers every path its dependency of the same name calls (a path\nwith a template, /lookup/{{.ID}}, answered as every path below its fixed part, /lookup/*), besides the probe's")
 	o.workers.Check, o.queue.Check, o.burst.Check = whole(1), whole(-1), whole(1)
 	fs.Var(&o.workers, "workers", "NAME=N: the copy's workers, where its probe reached no plateau (otherwise they are the probe's)")
 	fs.Var(&o.queue, "queue", "NAME=N: the copy's queue slots, where its probe saw no refusal (-1: unbounded)")
@@ -118,10 +121,42 @@ func (o *options) fit() ([]virtualcopy.Copy, config.Copies, error) {
 		if listen == "" {
 			listen = "127.0.0.1:0"
 		}
+		paths, err := o.paths(c)
+		if err != nil {
+			return nil, cfg, err
+		}
 		copies = append(copies, c)
-		cfg.Copies = append(cfg.Copies, c.Virtual(listen))
+		cfg.Copies = append(cfg.Copies, c.Virtual(listen, paths...))
 	}
 	return copies, cfg, nil
+}
+
+// paths are the paths copy c answers: its probe's, and with --pipeline
+// those its dependency of the same name calls.
+func (o *options) paths(c virtualcopy.Copy) ([]string, error) {
+	if o.pipelineFile == "" {
+		return nil, nil
+	}
+	p, err := pipeline.Load(o.pipelineFile)
+	if err != nil {
+		return nil, cli.UsageErr("mock: --pipeline: %v", err)
+	}
+	d := p.Dependency(c.Name)
+	if d == nil {
+		return nil, cli.UsageErr("mock: --probe %s: pipeline %s has no dependency %s (it has %s)%s", c.Name, p.Name, c.Name,
+			strings.Join(p.Names(), ", "), cli.Suggest(c.Name, p.Names()))
+	}
+	if !strings.EqualFold(d.Method, c.Method) {
+		return nil, cli.UsageErr("mock: --probe %s: the probe sent %s, the pipeline's %s calls %s: probe it with --method %s", c.Name, c.Method, c.Name, d.Method, d.Method)
+	}
+	path := d.Path
+	if fixed, _, templated := strings.Cut(path, "{{"); templated {
+		path = fixed[:strings.LastIndex(fixed, "/")+1] + "*"
+	}
+	if path == c.Path {
+		return nil, nil
+	}
+	return []string{c.Path, path}, nil
 }
 
 // given is what the flags say of the copy name that its probe cannot.
