@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/client/virtualcopy"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -84,7 +85,7 @@ func Main(args []string, stdout io.Writer) error {
 		}
 	}
 	if o.check {
-		return o.checkAll(copies, urls, stdout)
+		return o.checkAll(copies, urls, nil, stdout)
 	}
 	s, err := cli.Begin("", nil, nil)
 	if err != nil {
@@ -174,13 +175,14 @@ func (o *options) given(name string) virtualcopy.Options {
 	return opt
 }
 
-// checkAll probes each copy as its original was and prints both side by
-// side; it fails when a copy is not faithful.
-func (o *options) checkAll(copies []virtualcopy.Copy, urls map[string]string, stdout io.Writer) error {
+// checkAll probes each copy as its original was (over dial, when set)
+// and prints both side by side; it fails when a copy is not faithful.
+func (o *options) checkAll(copies []virtualcopy.Copy, urls map[string]string, dial transport.Dialer, stdout io.Writer) error {
 	var differ []string
 	for _, c := range copies {
 		original, _ := probe.ReadFile(o.probes.M[c.Name])
 		cfg := original.Plan.Config(urls[c.Name] + c.Path)
+		cfg.Dial = dial
 		fmt.Fprintf(os.Stderr, "mock: probing the copy %s as its original was (%d steps, about %.0f s)\n", c.Name, len(cfg.Concurrency), original.Plan.PlannedSeconds)
 		copied, err := probe.Run(context.Background(), cfg, nil)
 		if err != nil {
