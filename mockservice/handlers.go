@@ -308,6 +308,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	return false
 }
 
+// WriteJSON answers status with v as JSON, as every route of the mock
+// service and of its virtual copies does.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// WriteError answers status with {"error": msg}.
+func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
