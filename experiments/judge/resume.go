@@ -28,9 +28,13 @@ func RunDifference(a, b *resultsfile.Results) string {
 		}
 		return "shard " + r.Shard.Shard.String()
 	}
+	// A binary whose SHA-256 could not be read is not known to be the same.
+	binary := differ("loadlab binary (SHA-256)", a.Environment.BinarySHA256, b.Environment.BinarySHA256)
+	if a.Environment.BinarySHA256 == "" || b.Environment.BinarySHA256 == "" {
+		binary = "the loadlab binary's SHA-256 could not be read, so it is not known to be the one that began the experiment"
+	}
 	return cmp.Or(differ("experiment file (SHA-256)", a.ExperimentSHA256, b.ExperimentSHA256), designDiff,
 		differ("hypotheses file (SHA-256)", a.HypothesesSHA256, b.HypothesesSHA256),
 		differ("preregistration lock", jsonString(a.Lock), jsonString(b.Lock)),
-		differ("loadlab binary (SHA-256)", a.Environment.BinarySHA256, b.Environment.BinarySHA256),
-		differ("part of the matrix", shard(a), shard(b)))
+		binary, differ("part of the matrix", shard(a), shard(b)))
 }
