@@ -68,7 +68,7 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 	setting, _ := ex.cfg.Spec.CPU(c.CPU)
 	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
 	if err != nil {
-		return fail(fmt.Errorf("cpu limit %s: %v", c.CPU, err))
+		return fail(fmt.Errorf("cpu limit %s: %w", c.CPU, err))
 	}
 	defer lim.Cleanup()
 	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
@@ -89,7 +89,7 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 	rec.QuietAfter = &after
 	st, err := mock.Scrape(ctx)
 	if err != nil {
-		return fail(fmt.Errorf("scrape: %v", err))
+		return fail(fmt.Errorf("scrape: %w", err))
 	}
 	cres.Server = nil // the runner's own scrape is the record
 	if run != 1 {
@@ -107,17 +107,17 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 // QuietBefore), and resets it with the run's seed.
 func (ex *execution) prepare(ctx context.Context, mock api.Client, c design.Cell, quietFor time.Duration, rec *resultsfile.RunRecord) error {
 	if err := mock.SetProfile(ctx, ex.cfg.Spec.ProfileOf(c.Scenario)); err != nil {
-		return fmt.Errorf("set profile: %v", err)
+		return fmt.Errorf("set profile: %w", err)
 	}
 	if ex.cfg.Spec.HasPhased() { // an earlier phased run may have changed them
 		if err := restoreShape(ctx, mock, ex.cfg.MockConfig); err != nil {
-			return fmt.Errorf("restore the stations' settings: %v", err)
+			return fmt.Errorf("restore the stations' settings: %w", err)
 		}
 	}
 	before := waitQuiet(ctx, mock, quietFor)
 	rec.QuietBefore = &before
 	if err := mock.ResetSeed(ctx, rec.Seed); err != nil {
-		return fmt.Errorf("reset: %v", err)
+		return fmt.Errorf("reset: %w", err)
 	}
 	return nil
 }
