@@ -97,12 +97,10 @@ func Fit(name string, r probe.Result, o Options) (Copy, error) {
 		c.RejectStatus, c.RetryAfter = refusal(steps, *r.RejectionsBeginAt)
 	}
 	if c.RejectStatus == 429 && !queued(steps, low, *r.RejectionsBeginAt) {
-		return c.rateLimited(r, steps, o), nil
+		c.rateLimited(r, steps, o)
+		return c, nil
 	}
-	if err := c.station(r, steps, low, o); err != nil {
-		return c, err
-	}
-	return c, nil
+	return c, c.station(r, steps, low, o)
 }
 
 // lowest is the lowest step with a success and a median.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,38 +14,11 @@ import (
 	"github.com/loadlab/loadlab/client/virtualcopy"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
-// station is a service written here, not the mock service: workers
-// serving for service each, slots waiting for one, status beyond.
-func station(workers, slots int, service time.Duration, status int, retryAfter string) http.Handler {
-	var mu sync.Mutex
-	inside := 0
-	free := make(chan struct{}, workers)
-	for range workers {
-		free <- struct{}{}
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		if inside >= workers+slots {
-			mu.Unlock()
-			if retryAfter != "" {
-				w.Header().Set("Retry-After", retryAfter)
-			}
-			w.WriteHeader(status)
-			return
-		}
-		inside++
-		mu.Unlock()
-		<-free
-		time.Sleep(service)
-		free <- struct{}{}
-		mu.Lock()
-		inside--
-		mu.Unlock()
-		w.WriteHeader(http.StatusOK)
-	})
-}
+// station is a service written here, not the mock service.
+var station = testkit.Station
 
 // limited is a service written here limited by a token bucket: perSecond
 // calls a second, each served for service, 429 with Retry-After beyond.

@@ -9,7 +9,7 @@ import (
 // rateLimited makes c a token bucket at the probe's plateau in front of
 // workers enough for every user the probe ran, with an unbounded queue:
 // refusals that were 429s with no waiting before them are a rate limit's.
-func (c *Copy) rateLimited(r probe.Result, steps []probe.Step, o Options) Copy {
+func (c *Copy) rateLimited(r probe.Result, steps []probe.Step, o Options) {
 	burst := o.Burst
 	if burst < 1 {
 		burst = 1
@@ -22,7 +22,6 @@ func (c *Copy) rateLimited(r probe.Result, steps []probe.Step, o Options) Copy {
 		c.RejectStatus, *r.RejectionsBeginAt, r.PlateauPerSecond)
 	c.Workers, c.Queue, c.RejectStatus = steps[len(steps)-1].Concurrency, -1, 503
 	c.say("workers: no worker limit showed below the rate: %d (the probe's highest concurrency), queue unbounded", c.Workers)
-	return *c
 }
 
 // station makes c a station: workers by Little's law at the knee (the

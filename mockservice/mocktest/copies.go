@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -72,15 +71,7 @@ func StartCopies(tb testing.TB, o CopiesOptions) *Copies {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: dial, Proxy: nil},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	tb.Cleanup(func() {
-		_ = stop()
-		hc.CloseIdleConnections()
-		if dial != nil {
-			time.Sleep(time.Hour) // on the fake clock, as Start's cleanup
-		}
-	})
+	hc := serveUntilEnd(tb, stop, dial)
 	out := &Copies{URLs: urls, Copies: map[string]*virtual.Copy{}, Clients: map[string]api.Client{},
 		Stop: stop, HTTP: hc, Dial: dial, TimeScale: o.Config.WithDefaults().TimeScale}
 	for _, c := range copies {

@@ -86,20 +86,7 @@ func Start(tb testing.TB, o Options) *Mock {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// Redirects are answers, as loadlab's own clients take them.
-	hc := &http.Client{Transport: &http.Transport{DialContext: dial, Proxy: nil},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	tb.Cleanup(func() {
-		_ = stop()
-		hc.CloseIdleConnections()
-		if dial != nil {
-			// A service stopped at once (a short ShutdownTimeout) goes on
-			// serving what it had accepted: on the bubble's fake clock an
-			// hour costs nothing and lets every such request end inside
-			// the bubble, as synctest requires.
-			time.Sleep(time.Hour)
-		}
-	})
+	hc := serveUntilEnd(tb, stop, dial)
 	var all []*Mock
 	for k, svc := range in.Services {
 		all = append(all, &Mock{URL: urls[k], Service: svc, Stop: stop, HTTP: hc, Dial: dial, TimeScale: cfg.TimeScale,
@@ -109,4 +96,22 @@ func Start(tb testing.TB, o Options) *Mock {
 		m.Instances = all
 	}
 	return all[0]
+}
+
+// serveUntilEnd is the client of a service stop ends when tb does; with
+// dial (the in-memory wire, on a fake clock) the cleanup then lets an
+// hour pass, so that a service stopped at once ends inside the bubble
+// what it had accepted, as synctest requires.
+func serveUntilEnd(tb testing.TB, stop func() error, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	// Redirects are answers, as loadlab's own clients take them.
+	hc := &http.Client{Transport: &http.Transport{DialContext: dial, Proxy: nil},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tb.Cleanup(func() {
+		_ = stop()
+		hc.CloseIdleConnections()
+		if dial != nil {
+			time.Sleep(time.Hour) // on the fake clock: costs nothing
+		}
+	})
+	return hc
 }

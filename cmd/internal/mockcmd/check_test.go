@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
+	"github.com/loadlab/loadlab/mockservice/testkit"
 )
 
 // probeFile is the JSON of a probe, on a fake clock, of a service written
@@ -24,28 +24,7 @@ import (
 // 1 to max, short steps.
 func probeFile(t *testing.T, dir string, workers, slots, max int) string {
 	t.Helper()
-	var mu sync.Mutex
-	inside := 0
-	free := make(chan struct{}, workers)
-	for range workers {
-		free <- struct{}{}
-	}
-	url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		mu.Lock()
-		if inside >= workers+slots {
-			mu.Unlock()
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		inside++
-		mu.Unlock()
-		<-free
-		time.Sleep(50 * time.Millisecond)
-		free <- struct{}{}
-		mu.Lock()
-		inside--
-		mu.Unlock()
-	}))
+	url, dial := mocktest.Serve(t, testkit.Station(workers, slots, 50*time.Millisecond, http.StatusServiceUnavailable, ""))
 	cfg := probe.Default()
 	cfg.Target, cfg.Dial, cfg.Method, cfg.MaxConcurrency = url+"/ledger", dial, http.MethodPost, max
 	cfg.Step, cfg.WarmUp = 600*time.Millisecond, 150*time.Millisecond

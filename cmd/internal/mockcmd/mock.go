@@ -33,6 +33,8 @@ type options struct {
 	timeScale             float64
 	adminToken            string
 	check                 bool
+	// originals are the probes read, by copy: what --check compares with.
+	originals map[string]probe.Result
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -108,7 +110,15 @@ func (o *options) fit() ([]virtualcopy.Copy, config.Copies, error) {
 			return nil, cfg, cli.UsageErr("mock: --listen %s: no --probe %s=FILE%s", name, name, cli.Suggest(name, slices.Collect(maps.Keys(o.probes.M))))
 		}
 	}
+	var p *pipeline.Pipeline
+	if o.pipelineFile != "" {
+		var err error
+		if p, err = pipeline.Load(o.pipelineFile); err != nil {
+			return nil, cfg, cli.UsageErr("mock: --pipeline: %v", err)
+		}
+	}
 	var copies []virtualcopy.Copy
+	o.originals = map[string]probe.Result{}
 	for _, name := range slices.Sorted(maps.Keys(o.probes.M)) {
 		r, err := probe.ReadFile(o.probes.M[name])
 		if err != nil {
@@ -122,25 +132,22 @@ func (o *options) fit() ([]virtualcopy.Copy, config.Copies, error) {
 		if listen == "" {
 			listen = "127.0.0.1:0"
 		}
-		paths, err := o.paths(c)
+		paths, err := pathsOf(c, p)
 		if err != nil {
 			return nil, cfg, err
 		}
+		o.originals[name] = r
 		copies = append(copies, c)
 		cfg.Copies = append(cfg.Copies, c.Virtual(listen, paths...))
 	}
 	return copies, cfg, nil
 }
 
-// paths are the paths copy c answers: its probe's, and with --pipeline
-// those its dependency of the same name calls.
-func (o *options) paths(c virtualcopy.Copy) ([]string, error) {
-	if o.pipelineFile == "" {
+// pathsOf are the paths copy c answers: its probe's, and with a pipeline
+// (p, else nil) those its dependency of the same name calls.
+func pathsOf(c virtualcopy.Copy, p *pipeline.Pipeline) ([]string, error) {
+	if p == nil {
 		return nil, nil
-	}
-	p, err := pipeline.Load(o.pipelineFile)
-	if err != nil {
-		return nil, cli.UsageErr("mock: --pipeline: %v", err)
 	}
 	d := p.Dependency(c.Name)
 	if d == nil {
@@ -180,7 +187,7 @@ func (o *options) given(name string) virtualcopy.Options {
 func (o *options) checkAll(copies []virtualcopy.Copy, urls map[string]string, dial transport.Dialer, stdout io.Writer) error {
 	var differ []string
 	for _, c := range copies {
-		original, _ := probe.ReadFile(o.probes.M[c.Name])
+		original := o.originals[c.Name]
 		cfg := original.Plan.Config(urls[c.Name] + c.Path)
 		cfg.Dial = dial
 		fmt.Fprintf(os.Stderr, "mock: probing the copy %s as its original was (%d steps, about %.0f s)\n", c.Name, len(cfg.Concurrency), original.Plan.PlannedSeconds)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/virtualcopy"
 )
 
@@ -24,7 +25,10 @@ steps:
   - {dependency: lookup}
   - {dependency: ledger, required: true}
 `), 0o644)
-	o := options{pipelineFile: file}
+	p, err := pipeline.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		copy virtualcopy.Copy
 		want []string
@@ -35,7 +39,7 @@ steps:
 		{virtualcopy.Copy{Name: "ledgr", Method: "POST", Path: "/ledger"}, nil, `has no dependency ledgr (it has lookup, ledger); did you mean "ledger"?`},
 		{virtualcopy.Copy{Name: "ledger", Method: "GET", Path: "/ledger"}, nil, "probe it with --method POST"},
 	} {
-		paths, err := o.paths(c.copy)
+		paths, err := pathsOf(c.copy, p)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want %q", c.copy.Name, err, c.err)
