@@ -12,8 +12,9 @@ import (
 
 // loadlab simulate concurrency --real, built without the race detector as
 // users run it, on the published workloads 1–3 at time scale 0.2 (about
-// 13 s), over the real network: for every limit, peak queue and calls in
-// flight equal the model's; a workload's completed and timed-out counts
+// 13 s), over the real network: for every limit, the median peak queue
+// and calls in flight differ from the model's by at most the limit's
+// near-ties (none: equal), and a workload's completed and timed-out counts
 // differ from the model's by at most its near-ties (a client deadline
 // within 5 ms of the server's finish, or between it and where the model
 // puts it: earlier by how far the request fell behind the model's
@@ -45,7 +46,9 @@ func TestSimulateRealAgreesWithTheModel(t *testing.T) {
 	}
 	for _, s := range res.Strategies {
 		mm, rm := s.Model.Median, s.Real.Median
-		if len(s.Trials) != 3 || len(s.ModelTrials) != 3 || rm.PeakQueue != mm.PeakQueue || rm.PeakInFlight != mm.PeakInFlight {
+		// A near-tie can turn a peak either way as it turns a count.
+		if len(s.Trials) != 3 || len(s.ModelTrials) != 3 || math.Abs(rm.PeakQueue-mm.PeakQueue) > float64(s.NearTies) ||
+			math.Abs(rm.PeakInFlight-mm.PeakInFlight) > float64(s.NearTies) {
 			t.Errorf("%s: real %+v, model %+v, %d trials", s.Name, rm, mm, len(s.Trials))
 		}
 		lag, overhead, along := 0.0, 0.0, 0.0 // ms, real
