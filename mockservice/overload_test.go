@@ -182,13 +182,15 @@ func (f overloadFigures) check(t *testing.T, settleLimit time.Duration) {
 			"(workers / write time × the time all were busy, and × the duration)",
 			f.startedMid, f.mid.Round(time.Millisecond), f.allBusy.Round(time.Millisecond), f.least, f.expected, f.tolerance)
 	}
-	// Overloaded: the clients offered at least twice the capacity, so the
-	// queue stayed full and the refusals are the station's. (How many times
-	// over 300 clients reach is this machine's speed: about 5 when it is
-	// idle, 2.5 beside the other packages of make test.)
-	if offered := float64(f.created+f.refused) / f.window.Seconds(); offered < 2*f.capacity {
-		t.Errorf("%.0f writes/s offered against a capacity of %.0f/s: not overloaded twice over", offered, f.capacity)
+	// Overloaded: writes were refused, beside every worker and queue slot
+	// used (checked with the server's counts). How many times over the
+	// capacity 300 clients offer is this machine's speed (about 5 idle,
+	// under 2 beside make test's other packages): logged, not held.
+	offered := float64(f.created+f.refused) / f.window.Seconds()
+	if f.refused == 0 {
+		t.Errorf("%.0f writes/s offered against a capacity of %.0f/s and none refused: not overloaded", offered, f.capacity)
 	}
+	t.Logf("%.0f writes/s offered against a capacity of %.0f/s (%.1f times)", offered, f.capacity, offered/f.capacity)
 	if f.settle < 0 {
 		t.Errorf("goroutines %d → %d, open fds %d → %d after %v; want back at the baseline", f.goroutines[0], f.goroutines[1], f.fds[0], f.fds[1], settleLimit)
 	}
