@@ -26,16 +26,19 @@ func WriteFile(t *testing.T, dir, name, content string) string {
 }
 
 // TinySpec is a 2-cell experiment: C2 and C4 under slow writes, 3 runs of
-// 30 records at time scale 0.05. Its call timeout is 20 lab s (1 s real):
-// at the lab's 2 s (100 ms real at time scale 0.05) a child under its
-// one-CPU quota, throttled while other tests load both cores under -race,
-// timed out enrichment calls now and then.
+// 30 records at time scale 0.05. Its tests count records, calls and the
+// server's draws, which a timeout changes, so its call timeout is 200 lab s
+// (10 s real) and its permit timeout 100 lab s (5 s real): the slowest call
+// of a healthy run is a few lab seconds, and a child under its one-CPU
+// quota, throttled while other tests load both cores under -race, timed out
+// enrichment calls at 2 lab s and at 20 (1 s real), and permit waits at 10
+// (0.5 s real).
 const TinySpec = `name: tiny
 records: 30
 runs: 3
 time_scale: 0.05
-call_timeout: 20s
-permit_timeout: 10s
+call_timeout: 200s
+permit_timeout: 100s
 seed: 1
 strategies: [C2, C4]
 scenarios: [slow-write]

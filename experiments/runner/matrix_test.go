@@ -112,7 +112,7 @@ func independentAndPaired(t *testing.T, res *resultsfile.Results) {
 		}
 		e := run.Server.Stations["enrichment"]
 		if e.Draws != 90 {
-			t.Fatalf("%s run %d: %d enrichment draws, want 90", run.Cell, run.Run, e.Draws)
+			t.Fatalf("%s run %d: %d enrichment draws, want 90 (client: %v)", run.Cell, run.Run, e.Draws, run.Metrics)
 		}
 		planned[run.Run] = append(planned[run.Run], e.PlannedLabSeconds)
 		rc := run.Reconciliation
