@@ -1,8 +1,11 @@
 package virtualcopy
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/latency"
 )
@@ -24,4 +27,22 @@ func (c Copy) Virtual(listen string, paths ...string) config.Virtual {
 		v.Rate = &config.TokenBucket{PerSecond: c.Rate.PerSecond, Burst: c.Rate.Burst, Status: c.Rate.Status, RetryAfter: c.Rate.RetryAfter}
 	}
 	return v
+}
+
+// PathsFor are the paths the copy answers for d, its pipeline's
+// dependency of the copy's name: its probe's, and the path d calls (a
+// templated one as every path below its fixed part). d must call the
+// method the probe sent.
+func (c Copy) PathsFor(d *pipeline.Dependency) ([]string, error) {
+	if !strings.EqualFold(d.Method, c.Method) {
+		return nil, fmt.Errorf("the probe sent %s, the pipeline's %s calls %s: probe it with --method %s", c.Method, c.Name, d.Method, d.Method)
+	}
+	path := d.Path
+	if fixed, _, templated := strings.Cut(path, "{{"); templated {
+		path = fixed[:strings.LastIndex(fixed, "/")+1] + "*"
+	}
+	if path == c.Path {
+		return nil, nil
+	}
+	return []string{c.Path, path}, nil
 }

@@ -275,7 +275,7 @@ func (o *experimentOptions) execute(ctx context.Context, pe plannedExperiment, r
 		ExperimentSHA256: pe.SpecSHA256,
 		Binary:           bin, Target: mock.url,
 		AdminToken: o.adminToken, MockConfig: mockCfg, Wait: o.wait, Calibration: o.calibration, Shard: pe.shard,
-		Mocks: inProcessMocks{}, Restarter: mock.restarter, Journal: o.journal(pe)}
+		Mocks: inProcessMocks{}, Copies: inProcessCopies{}, Restarter: mock.restarter, Journal: o.journal(pe)}
 	if o.log != nil {
 		cfg.Resume = &o.log.Resume
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/virtual"
 )
 
 // experimentMock is the mock service an experiment runs against.
@@ -28,6 +29,11 @@ type experimentMock struct {
 // in-memory one its committed results were measured with.
 func startExperimentMock(target, bin string, spec design.Spec, cfg config.Config) (experimentMock, error) {
 	switch {
+	case spec.Own != nil:
+		if target != "" {
+			return experimentMock{}, usageErr("experiment: --target: an experiment on one's own services runs against virtual copies of them, which it starts itself")
+		}
+		return experimentMock{stop: func() {}}, nil
 	case target != "":
 		return experimentMock{url: target, stop: func() {}}, nil
 	case spec.HasPhased():
@@ -53,6 +59,14 @@ func (inProcessMocks) StartMock(cfg config.Config) (string, func() error, error)
 	cfg.Listen = "127.0.0.1:0"
 	_, url, stop, err := mockservice.Start(cfg)
 	return url, stop, err
+}
+
+// inProcessCopies serves virtual copies in this process, each on a
+// loopback port of its own, for an experiment on one's own services.
+type inProcessCopies struct{}
+
+func (inProcessCopies) StartCopies(cfg config.Copies) (map[string]string, func() error, error) {
+	return virtual.Start(cfg)
 }
 
 // runningMock is a mock service already running (--real-time-target):

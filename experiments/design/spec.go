@@ -31,7 +31,7 @@ type Spec struct {
 	PermitTimeout time.Duration `yaml:"permit_timeout" json:"permit_timeout"`
 	Seed          uint32        `yaml:"seed" json:"seed"`
 	Strategies    []string      `yaml:"strategies" json:"strategies"`
-	Scenarios     []string      `yaml:"scenarios" json:"scenarios"`
+	Scenarios     ScenarioList  `yaml:"scenarios" json:"scenarios"`
 	CPUs          []CPUSetting  `yaml:"cpus" json:"cpus"`
 	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
 	// Duration, when > 0, bounds every run in lab time as well as by
@@ -58,6 +58,17 @@ type Spec struct {
 	// at time scale 1 whatever TimeScale: fast cells whose rates a time
 	// scale biases most, and which cost little in real time.
 	RealTime []Exclude `yaml:"real_time,omitempty" json:"real_time,omitempty"`
+	// Pipeline, when set, makes it an experiment on one's own services: a
+	// pipeline file (relative to the experiment file) whose records run
+	// against virtual copies of its dependencies, each fitted from the
+	// probe Virtual names; the scenarios are as-probed or change the
+	// copies (Changes), and StrategyFiles are strategies of one's own by
+	// name. Own is what those files held, as loaded.
+	Pipeline      string                           `yaml:"pipeline,omitempty" json:"pipeline,omitempty"`
+	Virtual       map[string]VirtualSpec           `yaml:"virtual,omitempty" json:"virtual,omitempty"`
+	StrategyFiles map[string]string                `yaml:"strategy_files,omitempty" json:"strategy_files,omitempty"`
+	Changes       map[string]map[string]CopyChange `yaml:"-" json:"changes,omitempty"`
+	Own           *Own                             `yaml:"-" json:"own,omitempty"`
 }
 
 // Advised is the strategy name whose cells run what loadlab advise gives
@@ -101,6 +112,9 @@ func (s Spec) Strategy(c Cell, advised map[string]strategy.Strategy) (strategy.S
 			return strategy.Strategy{Name: Advised}, false
 		}
 		return a, true
+	}
+	if st, ok := s.Own.strategy(c.Strategy); ok {
+		return st, true
 	}
 	st, err := strategy.Parse(c.Strategy)
 	return st, err == nil

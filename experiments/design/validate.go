@@ -83,6 +83,17 @@ func loadSpec(files Files, path string) (Spec, error) {
 	if err != nil {
 		return s, err
 	}
+	if p := s.readChanges(root); p != nil {
+		return s, p.located(path, root)
+	}
+	if s.Pipeline != "" {
+		if files != OS {
+			return s, fail(at("pipeline"), errors.New("an experiment on one's own services is read from the file system")).located(path, root)
+		}
+		if p := s.loadOwn(path); p != nil {
+			return s, p.located(path, root)
+		}
+	}
 	if p := s.validate(); p != nil {
 		return s, p.located(path, root)
 	}
@@ -114,7 +125,7 @@ func (s Spec) Validate() error {
 
 // validate finds the spec's first problem.
 func (s Spec) validate() *problem {
-	for _, check := range []func() *problem{s.validateRun, s.validateStrategies, s.validateAdvise,
+	for _, check := range []func() *problem{s.validateRun, s.validateOwn, s.validateStrategies, s.validateAdvise,
 		s.validatePhasedScenarios, s.validateScenarios, s.validateCPUs, s.validateExclude, s.validateBatches, s.validateCalibration, s.validateRealTime} {
 		if p := check(); p != nil {
 			return p
@@ -159,8 +170,17 @@ func (s Spec) validateStrategies() *problem {
 			}
 			continue
 		}
-		if _, err := strategy.Parse(st); err != nil {
+		if _, ok := s.Own.strategy(st); ok {
+			continue
+		}
+		parsed, err := strategy.Parse(st)
+		if err != nil {
 			return fail(at("strategies", i), err)
+		}
+		if s.Own != nil {
+			if err := parsed.Fits(s.Own.Pipeline); err != nil {
+				return failf(at("strategies", i), "%s: %v; on one's own pipeline run C1, C2, C3, advised or a strategy file named in strategy_files", st, err)
+			}
 		}
 	}
 	return nil
@@ -182,11 +202,11 @@ func (s Spec) validateAdvise() *problem {
 	case a.WarmUp < 0:
 		return failf(at("advise", "warm_up"), "%v must be ≥ 0", a.WarmUp)
 	}
-	lab := pipeline.Lab()
+	lab := s.PipelineOf()
 	for _, dep := range lab.Names() {
 		p, ok := a.Probes[dep]
 		if !ok {
-			return failf(at("advise", "probes"), "no probe for %s (the lab's dependencies: %s)", dep, strings.Join(lab.Names(), ", "))
+			return failf(at("advise", "probes"), "no probe for %s (the pipeline's dependencies: %s)", dep, strings.Join(lab.Names(), ", "))
 		}
 		if pr := p.validate(at("advise", "probes", dep)); pr != nil {
 			return pr
@@ -194,7 +214,7 @@ func (s Spec) validateAdvise() *problem {
 	}
 	for dep := range a.Probes {
 		if lab.Dependency(dep) == nil {
-			return failf(at("advise", "probes", dep), "not a dependency of the lab's pipeline (%s)", strings.Join(lab.Names(), ", "))
+			return failf(at("advise", "probes", dep), "not a dependency of the pipeline %s (%s)", lab.Name, strings.Join(lab.Names(), ", "))
 		}
 	}
 	return nil
@@ -237,6 +257,9 @@ func (s Spec) validatePhasedScenarios() *problem {
 // validateScenarios checks that every scenario is a profile or a phased
 // scenario, and each phased one the matrix runs.
 func (s Spec) validateScenarios() *problem {
+	if s.Own != nil {
+		return nil // validateOwn's
+	}
 	profiles := config.Default().Profiles
 	for i, sc := range s.Scenarios {
 		_, profile := profiles[sc]

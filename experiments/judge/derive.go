@@ -111,8 +111,9 @@ func Summaries(spec design.Spec, runs []resultsfile.RunRecord, mockCfg config.Co
 		if st, ok := cs.Stats["records_in_flight"]; ok {
 			inFlight = int(st.Median)
 		}
-		if _, phased := spec.Phased(c.Scenario); phased {
-			// Conditions change during the run: no one profile bounds it.
+		if _, phased := spec.Phased(c.Scenario); phased || spec.Own != nil {
+			// Conditions change during the run, or the services are one's
+			// own: no one profile of the lab's bounds it.
 			out = append(out, cs)
 			continue
 		}
@@ -141,6 +142,10 @@ func Derive(rec *resultsfile.RunRecord, scale float64) {
 		unknown = *rec.Unknown
 	}
 	rc := Reconcile(*rec.Client, *rec.Server, unknown)
+	if rec.WriteStation != "" {
+		ownMetrics(rec.Metrics, *rec.Client, *rec.Server, rec.WriteStation)
+		rc = ReconcileCopies(*rec.Client, *rec.Server, unknown, rec.WriteStation)
+	}
 	if rec.Faulted {
 		rc = ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.Restarts())
 	}

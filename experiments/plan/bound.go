@@ -96,6 +96,9 @@ func ExpectedLabSeconds(s design.Spec, mockCfg config.Config, c design.Cell, adv
 	if s.Duration > 0 {
 		return s.Duration.Seconds()
 	}
+	if s.Own != nil {
+		return 0 // one's own services: the lab's profiles bound nothing
+	}
 	st, _ := s.Strategy(c, advised)
 	inFlight := max(st.RecordsInFlight, 1)
 	n := s.RecordsFor(c)

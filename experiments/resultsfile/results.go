@@ -53,6 +53,12 @@ type RunRecord struct {
 	// scraped after the run, once it was quiet.
 	Client *records.Result `json:"client,omitempty"`
 	Server *api.Stats      `json:"server,omitempty"`
+	// WriteStation, when set, says the run went to virtual copies of
+	// one's own dependencies (Server holds each copy's station under its
+	// dependency's name) and names the write's: copies keep no store, so
+	// the reconciliation compares every dependency's calls and the
+	// write's refusals, not stored writes.
+	WriteStation string `json:"write_station,omitempty"`
 	// QuietBefore is the wait for the mock service to finish earlier work
 	// before the run's reset; QuietAfter the wait after the run, before the
 	// scrape.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -68,18 +70,35 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfil
 	if err != nil {
 		return fail("%v", err)
 	}
-	// A phased scenario is probed under the profile it starts from.
-	if err := mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
+	at := func(string) (api.Client, time.Duration) { return mock, quietLimit(ex.cfg.MockConfig, scale) }
+	if spec.Own != nil {
+		// One's own services: their copies as the scenario shapes them.
+		shaped := spec.CopiesFor(scenario)
+		cfg := config.Copies{Seed: spec.Seed, TimeScale: scale}
+		for _, name := range slices.Sorted(maps.Keys(shaped)) {
+			cfg.Copies = append(cfg.Copies, shaped[name])
+		}
+		urls, stop, err := ex.cfg.Copies.StartCopies(cfg)
+		if err != nil {
+			return fail("virtual copies: %v", err)
+		}
+		defer func() { _ = stop() }()
+		at = func(dep string) (api.Client, time.Duration) {
+			return ex.mockClient(urls[dep]), copiesQuietLimit(shaped, scale)
+		}
+	} else if err := mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
+		// A phased scenario is probed under the profile it starts from.
 		return fail("set profile: %v", err)
 	}
-	lab := pipeline.Lab()
+	lab := spec.PipelineOf()
 	caps := map[string]advise.Capacity{}
 	for _, d := range lab.Dependencies {
-		waitQuiet(ctx, mock, quietLimit(ex.cfg.MockConfig, scale))
-		if err := mock.Reset(ctx); err != nil {
+		target, quietFor := at(d.Name)
+		waitQuiet(ctx, target, quietFor)
+		if err := target.Reset(ctx); err != nil {
 			return fail("reset: %v", err)
 		}
-		cfg, err := ex.probeConfig(d, mock, scale)
+		cfg, err := ex.probeConfig(d, target, scale)
 		if err != nil {
 			return fail("%s: %v", d.Name, err)
 		}

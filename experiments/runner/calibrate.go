@@ -39,8 +39,8 @@ func (ex *execution) calibrating() bool {
 // and the cells in real time run against; without one, a calibration is
 // incomplete and the cells in real time fail (scaleOneMissing says why).
 func (ex *execution) startScaleOne(ctx context.Context) (stop func()) {
-	if !ex.calibrating() && !ex.cfg.Spec.NeedsScaleOne() {
-		return func() {}
+	if !ex.calibrating() && !ex.cfg.Spec.NeedsScaleOne() || ex.cfg.Spec.Own != nil {
+		return func() {} // an experiment on one's own services starts copies at each run's time scale
 	}
 	missing := func(why string) {
 		ex.scaleOneMissing = why
@@ -77,6 +77,9 @@ func (ex *execution) startScaleOne(ctx context.Context) (stop func()) {
 // at is the mock service and time scale cell c runs at: the experiment's,
 // or, in real time, the one at time scale 1 (an error when it is missing).
 func (ex *execution) at(c design.Cell) (api.Client, float64, error) {
+	if ex.cfg.Spec.Own != nil {
+		return ex.mock, ex.cfg.Spec.ScaleOf(c), nil
+	}
 	if ex.cfg.Spec.ScaleOf(c) != 1 || ex.cfg.Spec.TimeScale == 1 {
 		return ex.mock, ex.cfg.Spec.TimeScale, nil
 	}

@@ -54,6 +54,9 @@ func (ex *execution) runLimit(c design.Cell, scale float64) time.Duration {
 // quiet again, scrapes, resolves the writes of unknown outcome, and
 // derives the run's metrics and status (judge.Derive).
 func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, c design.Cell, run int) (rec resultsfile.RunRecord) {
+	if ex.cfg.Spec.Own != nil {
+		return ex.runCopies(ctx, scale, c, run)
+	}
 	rec = resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(ex.cfg.Spec, run), Status: resultsfile.RunValid}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result

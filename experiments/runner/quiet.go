@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/client/records"
@@ -29,12 +31,18 @@ func resolveUnknown(ctx context.Context, mock api.Client, c records.Result) resu
 	return res
 }
 
+// statser is what waitQuiet asks: a mock service (api.Client), or a set
+// of virtual copies.
+type statser interface {
+	Stats(ctx context.Context) (api.Stats, error)
+}
+
 // quietPoll is how often waitQuiet looks.
 const quietPoll = 5 * time.Millisecond
 
 // waitQuiet waits, up to limit, until neither station has a busy worker, a
 // queued request or an open request.
-func waitQuiet(ctx context.Context, mock api.Client, limit time.Duration) resultsfile.Quiet {
+func waitQuiet(ctx context.Context, mock statser, limit time.Duration) resultsfile.Quiet {
 	q := resultsfile.Quiet{Limit: limit.Seconds()}
 	start := time.Now()
 	for {
@@ -46,7 +54,7 @@ func waitQuiet(ctx context.Context, mock api.Client, limit time.Duration) result
 		}
 		q.Busy, q.Queued, q.Open = map[string]int{}, map[string]int{}, map[string]int{}
 		q.Quiet = true
-		for _, name := range api.Stations {
+		for _, name := range slices.Sorted(maps.Keys(st.Stations)) {
 			s := st.Stations[name]
 			q.Busy[name], q.Queued[name], q.Open[name] = s.Busy, s.QueueLength, s.Offered
 			if s.Busy != 0 || s.QueueLength != 0 || s.Offered != 0 {

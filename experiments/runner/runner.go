@@ -69,6 +69,10 @@ type Config struct {
 	// (plan.ShardUnits); the results say which, and are partial until
 	// merged with the others.
 	Shard *plan.Shard
+	// Copies serves the virtual copies of an experiment on one's own
+	// services (Spec.Own), started afresh for every run; such an
+	// experiment needs no Target.
+	Copies CopyStarter
 	// Mocks starts the calibration's mock service at time scale 1 (nil:
 	// the calibration cannot run, and its verdicts are provisional).
 	Mocks MockStarter
@@ -134,7 +138,10 @@ type Runner struct {
 // a config that cannot run: no target, a matrix that cannot be split as
 // its shard asks, a scenario that restarts a mock service it cannot.
 func New(cfg Config, p Progress) (*Runner, error) {
-	if cfg.Target == "" {
+	switch own := cfg.Spec.Own != nil; {
+	case own && cfg.Copies == nil:
+		return nil, ErrNoCopies
+	case !own && cfg.Target == "":
 		return nil, errors.New("experiment: no mock service target")
 	}
 	if cfg.MockConfig.Profiles == nil {
@@ -259,6 +266,9 @@ func (r *Runner) newExecution(mock api.Client) *execution {
 // experiment's time scale whose admin routes answer.
 func (r *Runner) checkMock(ctx context.Context) (api.Client, error) {
 	mock := r.mockClient(r.cfg.Target)
+	if r.cfg.Spec.Own != nil {
+		return mock, nil // each run starts its own copies
+	}
 	id, err := mock.DiscoverWait(ctx, api.PathEnrich, r.cfg.Wait)
 	switch {
 	case err != nil:

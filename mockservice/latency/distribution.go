@@ -327,3 +327,26 @@ func (s Spec) Longest() time.Duration {
 	}
 	return d
 }
+
+// Scaled is s with every time it draws multiplied by f (> 0): its values,
+// bounds, medians, quantiles and hang, and its components'. The
+// resolution of a uniform one is kept.
+func (s Spec) Scaled(f float64) Spec {
+	mul := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
+	s.Value, s.Min, s.Max, s.Median, s.HangDuration = mul(s.Value), mul(s.Min), mul(s.Max), mul(s.Median), mul(s.HangDuration)
+	if s.Quantiles != nil {
+		qs := make([]Quantile, len(s.Quantiles))
+		for i, q := range s.Quantiles {
+			qs[i] = Quantile{Q: q.Q, Value: mul(q.Value)}
+		}
+		s.Quantiles = qs
+	}
+	if s.Components != nil {
+		cs := make([]Component, len(s.Components))
+		for i, c := range s.Components {
+			cs[i] = Component{Weight: c.Weight, Spec: c.Spec.Scaled(f)}
+		}
+		s.Components = cs
+	}
+	return s
+}

@@ -154,17 +154,11 @@ func pathsOf(c virtualcopy.Copy, p *pipeline.Pipeline) ([]string, error) {
 		return nil, cli.UsageErr("mock: --probe %s: pipeline %s has no dependency %s (it has %s)%s", c.Name, p.Name, c.Name,
 			strings.Join(p.Names(), ", "), cli.Suggest(c.Name, p.Names()))
 	}
-	if !strings.EqualFold(d.Method, c.Method) {
-		return nil, cli.UsageErr("mock: --probe %s: the probe sent %s, the pipeline's %s calls %s: probe it with --method %s", c.Name, c.Method, c.Name, d.Method, d.Method)
+	paths, err := c.PathsFor(d)
+	if err != nil {
+		return nil, cli.UsageErr("mock: --probe %s: %v", c.Name, err)
 	}
-	path := d.Path
-	if fixed, _, templated := strings.Cut(path, "{{"); templated {
-		path = fixed[:strings.LastIndex(fixed, "/")+1] + "*"
-	}
-	if path == c.Path {
-		return nil, nil
-	}
-	return []string{c.Path, path}, nil
+	return paths, nil
 }
 
 // given is what the flags say of the copy name that its probe cannot.

@@ -1,0 +1,336 @@
+package design
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/client/virtualcopy"
+	"github.com/loadlab/loadlab/mockservice/config"
+	"github.com/loadlab/loadlab/mockservice/field"
+)
+
+// AsProbed is the scenario of an experiment on one's own services that
+// changes nothing: every virtual copy as its probe measured the original.
+const AsProbed = "as-probed"
+
+// VirtualSpec is one dependency of an experiment's own pipeline that runs
+// against a virtual copy fitted from its probe (loadlab probe --json's
+// file, relative to the experiment file).
+type VirtualSpec struct {
+	Probe string `yaml:"probe" json:"probe"`
+}
+
+// CopyChange is what a scenario changes in one virtual copy, each a
+// multiple of the copy as fitted from its probe (absent: unchanged):
+// ServiceTime multiplies every service time (3: three times as slow),
+// Workers the workers (rounded, at least 1), Queue the queue slots
+// (rounded; 0: none), Rate the token bucket's rate (a copy fitted with
+// one).
+type CopyChange struct {
+	ServiceTime *float64 `yaml:"service_time,omitempty" json:"service_time,omitempty"`
+	Workers     *float64 `yaml:"workers,omitempty" json:"workers,omitempty"`
+	Queue       *float64 `yaml:"queue,omitempty" json:"queue,omitempty"`
+	Rate        *float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+}
+
+// copyChangeKeys are CopyChange's keys, as a file writes them.
+var copyChangeKeys = []string{"service_time", "workers", "queue", "rate"}
+
+// Own is an experiment's own services as loaded from the files its
+// experiment file names: the pipeline, each dependency's virtual copy as
+// fitted from its probe, what each fit said, and the strategy files. The
+// results keep it, so that a check needs none of those files.
+type Own struct {
+	Pipeline *pipeline.Pipeline `json:"pipeline"`
+	// Copies are the fitted copies, by dependency, listening on a loopback
+	// port of the system's choosing.
+	Copies map[string]config.Virtual `json:"copies"`
+	// Fit is what each copy's fit said of how it read its probe.
+	Fit map[string][]string `json:"fit,omitempty"`
+	// Strategies are the strategy files' strategies, by their names in
+	// strategy_files.
+	Strategies map[string]strategy.Strategy `json:"strategies,omitempty"`
+}
+
+// strategy is the strategy file called name (o may be nil).
+func (o *Own) strategy(name string) (strategy.Strategy, bool) {
+	if o == nil {
+		return strategy.Strategy{}, false
+	}
+	st, ok := o.Strategies[name]
+	return st, ok
+}
+
+// Write is the pipeline's write: the dependency of its last step.
+func (o *Own) Write() string { return o.Pipeline.Write() }
+
+// PipelineOf is the pipeline the experiment's records run: its own, or
+// the lab's.
+func (s Spec) PipelineOf() *pipeline.Pipeline {
+	if s.Own != nil {
+		return s.Own.Pipeline
+	}
+	return pipeline.Lab()
+}
+
+// CopiesFor are the copies as scenario runs them, by dependency: each
+// fitted copy with the scenario's changes.
+func (s Spec) CopiesFor(scenario string) map[string]config.Virtual {
+	out := map[string]config.Virtual{}
+	for name, v := range s.Own.Copies {
+		if ch, ok := s.Changes[scenario][name]; ok {
+			v = ch.Apply(v)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// Apply is v with the change made.
+func (ch CopyChange) Apply(v config.Virtual) config.Virtual {
+	if f := ch.ServiceTime; f != nil {
+		v.Service = v.Service.Scaled(*f)
+	}
+	if f := ch.Workers; f != nil {
+		v.Station.Workers = max(1, int(math.Round(float64(v.Station.Workers)**f)))
+	}
+	if f := ch.Queue; f != nil && v.Station.Queue != config.UnboundedQueue {
+		v.Station.Queue = int(math.Round(float64(v.Station.Queue) * *f))
+	}
+	if f := ch.Rate; f != nil && v.Rate != nil {
+		r := *v.Rate
+		r.PerSecond *= *f
+		v.Rate = &r
+	}
+	return v
+}
+
+// ScenarioList is the experiment file's scenarios: each a name (a
+// profile, a phased scenario, as-probed), or for one's own services a
+// mapping of a name and, by dependency, what it changes in the copy
+// (loadSpec reads those into Spec.Changes).
+type ScenarioList []string
+
+// UnmarshalYAML takes each entry's name.
+func (l *ScenarioList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("line %d: scenarios: give a list", n.Line)
+	}
+	var out ScenarioList
+	for i, e := range n.Content {
+		switch e.Kind {
+		case yaml.ScalarNode:
+			out = append(out, e.Value)
+		case yaml.MappingNode:
+			name, _ := mapValue(e, "name")
+			if name == nil || name.Kind != yaml.ScalarNode || name.Value == "" {
+				return fmt.Errorf("line %d: scenarios[%d]: a scenario of changes needs a name", e.Line, i)
+			}
+			out = append(out, name.Value)
+		default:
+			return fmt.Errorf("line %d: scenarios[%d]: give a name, or a name and the copies' changes", e.Line, i)
+		}
+	}
+	*l = out
+	return nil
+}
+
+// mapValue is the value of key in mapping n, and its key's node.
+func mapValue(n *yaml.Node, key string) (value, keyNode *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1], n.Content[i]
+		}
+	}
+	return nil, nil
+}
+
+// readChanges reads, from the experiment file's document, each mapping
+// scenario's changes by dependency into s.Changes.
+func (s *Spec) readChanges(root *yaml.Node) *problem {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	list, _ := mapValue(doc, "scenarios")
+	if list == nil {
+		return nil
+	}
+	for i, e := range list.Content {
+		if e.Kind != yaml.MappingNode {
+			continue
+		}
+		name, _ := mapValue(e, "name")
+		changes := map[string]CopyChange{}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			dep, v := e.Content[j].Value, e.Content[j+1]
+			if dep == "name" {
+				continue
+			}
+			ch, err := decodeChange(v)
+			if err != nil {
+				return fail(at("scenarios", i, dep), err)
+			}
+			changes[dep] = ch
+		}
+		if s.Changes == nil {
+			s.Changes = map[string]map[string]CopyChange{}
+		}
+		s.Changes[name.Value] = changes
+	}
+	return nil
+}
+
+// decodeChange decodes one copy's change, refusing keys it does not know.
+func decodeChange(v *yaml.Node) (CopyChange, error) {
+	var ch CopyChange
+	if v.Kind != yaml.MappingNode {
+		return ch, fmt.Errorf("give the copy's changes (%s), each a multiple of the copy as probed", strings.Join(copyChangeKeys, ", "))
+	}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		if k := v.Content[j].Value; !slices.Contains(copyChangeKeys, k) {
+			return ch, fmt.Errorf("%s: unknown change%s (one of %s)", k, didYouMean(k, copyChangeKeys), strings.Join(copyChangeKeys, ", "))
+		}
+	}
+	if err := v.Decode(&ch); err != nil {
+		return ch, fmt.Errorf("give each change as a number: %v", err)
+	}
+	return ch, nil
+}
+
+func didYouMean(k string, names []string) string {
+	if c := field.Closest(k, names); c != "" {
+		return fmt.Sprintf("; did you mean %q?", c)
+	}
+	return ""
+}
+
+// loadOwn reads the pipeline, fits each virtual copy from its probe and
+// loads the strategy files, each path relative to the experiment file
+// (path).
+func (s *Spec) loadOwn(path string) *problem {
+	dir := filepath.Dir(path)
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	p, err := pipeline.Load(rel(s.Pipeline))
+	if err != nil {
+		return fail(at("pipeline"), err)
+	}
+	own := &Own{Pipeline: p, Copies: map[string]config.Virtual{}, Fit: map[string][]string{}}
+	for _, name := range slices.Sorted(maps.Keys(s.Virtual)) {
+		if p.Dependency(name) == nil {
+			return failf(at("virtual", name), "pipeline %s has no dependency %s (it has %s)%s", p.Name, name, strings.Join(p.Names(), ", "), didYouMean(name, p.Names()))
+		}
+		r, err := probe.ReadFile(rel(s.Virtual[name].Probe))
+		if err != nil {
+			return fail(at("virtual", name, "probe"), err)
+		}
+		c, err := virtualcopy.Fit(name, r, virtualcopy.Options{})
+		if err != nil {
+			return fail(at("virtual", name, "probe"), err)
+		}
+		paths, err := c.PathsFor(p.Dependency(name))
+		if err != nil {
+			return fail(at("virtual", name, "probe"), err)
+		}
+		own.Copies[name] = c.Virtual("127.0.0.1:0", paths...)
+		own.Fit[name] = c.Said
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.StrategyFiles)) {
+		st, err := strategy.LoadFile(rel(s.StrategyFiles[name]), p)
+		if err != nil {
+			return fail(at("strategy_files", name), err)
+		}
+		if own.Strategies == nil {
+			own.Strategies = map[string]strategy.Strategy{}
+		}
+		st.Name = name
+		own.Strategies[name] = st
+	}
+	s.Own = own
+	return nil
+}
+
+// validateOwn checks an experiment on one's own services: a pipeline
+// loaded, a virtual copy for every dependency (a run against a real
+// service could not be reconciled or repeated), scenarios that are
+// as-probed or change copies that exist, and no phased scenario.
+func (s Spec) validateOwn() *problem {
+	if s.Pipeline == "" {
+		switch {
+		case len(s.Virtual) > 0:
+			return fail(at("virtual"), errors.New("virtual copies are of a pipeline's dependencies: give pipeline: FILE"))
+		case len(s.StrategyFiles) > 0:
+			return fail(at("strategy_files"), errors.New("strategy files are run on one's own pipeline: give pipeline: FILE"))
+		}
+		return nil
+	}
+	if s.Own == nil {
+		return fail(at("pipeline"), errors.New("not loaded"))
+	}
+	for _, dep := range s.Own.Pipeline.Names() {
+		if _, ok := s.Virtual[dep]; !ok {
+			return failf(at("virtual"), "no virtual copy of %s: give %s: {probe: FILE} (every dependency runs against its copy, so that each run is reconciled with the copy's counts and repeated from its seed)", dep, dep)
+		}
+	}
+	if len(s.PhasedScenarios) > 0 {
+		return fail(at("phased"), errors.New("an experiment on one's own services has no phased scenarios yet: give scenarios that change the copies"))
+	}
+	if s.Advise != nil && s.Advise.File != "" {
+		return fail(at("advise", "file"), errors.New("on one's own services, name a strategy file in strategy_files and run it by that name"))
+	}
+	for i, sc := range s.Scenarios {
+		ch, changes := s.Changes[sc]
+		if !changes && sc != AsProbed {
+			return failf(at("scenarios", i), "%q: a scenario of one's own services is %s, or a mapping of a name and the copies' changes (- name: slow-%s, %s: {service_time: 3})", sc, AsProbed, s.Own.Write(), s.Own.Write())
+		}
+		for _, dep := range slices.Sorted(maps.Keys(ch)) {
+			if p := s.validateChange(at("scenarios", i, dep), dep, ch[dep]); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// validateChange checks one copy's change in a scenario.
+func (s Spec) validateChange(l loc, dep string, ch CopyChange) *problem {
+	v, ok := s.Own.Copies[dep]
+	if !ok {
+		names := slices.Sorted(maps.Keys(s.Own.Copies))
+		return failf(l, "no virtual copy %s (there are %s)%s", dep, strings.Join(names, ", "), didYouMean(dep, names))
+	}
+	for _, f := range []struct {
+		key   string
+		v     *float64
+		least float64
+	}{{"service_time", ch.ServiceTime, 0}, {"workers", ch.Workers, 0}, {"queue", ch.Queue, -1}, {"rate", ch.Rate, 0}} {
+		if f.v != nil && (!(*f.v > f.least) || math.IsInf(*f.v, 0)) {
+			if f.least < 0 {
+				return failf(l.in(f.key), "%v must be ≥ 0 (a multiple of the copy's)", *f.v)
+			}
+			return failf(l.in(f.key), "%v must be > 0 (a multiple of the copy's)", *f.v)
+		}
+	}
+	switch {
+	case ch.Rate != nil && v.Rate == nil:
+		return failf(l.in("rate"), "the copy of %s has no rate limit: its probe saw no token bucket", dep)
+	case ch.Queue != nil && v.Station.Queue == config.UnboundedQueue:
+		return failf(l.in("queue"), "the copy of %s has an unbounded queue: its probe saw no refusals", dep)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package design_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/exptest"
+)
+
+// An experiment on one's own services loads its pipeline, fits a copy of
+// each dependency from its probe, reads each scenario's changes and the
+// strategy files, each relative to the experiment file.
+func TestOwnServicesLoad(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", exptest.OwnSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := spec.Own
+	if o == nil || o.Pipeline.Name != "shop" || o.Write() != "orders" {
+		t.Fatalf("own services %+v", o)
+	}
+	orders, stock := o.Copies["orders"], o.Copies["stock"]
+	if orders.Station.Workers != 3 || orders.Station.Queue != 3 || orders.Station.RejectStatus != 503 {
+		t.Errorf("orders' copy %+v: want 3 workers, 3 slots, 503", orders.Station)
+	}
+	if stock.Rate == nil || stock.Rate.Status != 429 {
+		t.Errorf("stock's copy has no token bucket answering 429: %+v", stock.Rate)
+	}
+	if st, ok := spec.Strategy(design.Cell{Strategy: "mine"}, nil); !ok || st.Name != "mine" || st.Permits["orders"] != 3 {
+		t.Errorf("strategy mine: %+v, %v", st, ok)
+	}
+	if got := spec.Scenarios; len(got) != 3 || got[1] != "slow-orders" {
+		t.Errorf("scenarios %v", got)
+	}
+	slow, half, as := spec.CopiesFor("slow-orders")["orders"], spec.CopiesFor("half-orders")["orders"], spec.CopiesFor(design.AsProbed)["orders"]
+	if slow.Service.Longest() != 3*orders.Service.Longest() || slow.Station != orders.Station {
+		t.Errorf("slow-orders: longest service %v, station %+v; want 3 × %v, as probed", slow.Service.Longest(), slow.Station, orders.Service.Longest())
+	}
+	if half.Station.Workers != 2 || half.Service.Longest() != orders.Service.Longest() { // 1.5 rounds to 2
+		t.Errorf("half-orders: %d workers, want 2 (half of 3, rounded)", half.Station.Workers)
+	}
+	if as.Station != orders.Station || spec.CopiesFor("slow-orders")["stock"].Service.Longest() != stock.Service.Longest() {
+		t.Error("a scenario changed what it does not name")
+	}
+}
+
+// Each mistake in an experiment on one's own services is refused before
+// anything runs, naming the file, the line and the field.
+func TestOwnServicesMistakes(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	for _, c := range []struct{ name, from, to, want string }{
+		{"unknown change", "orders: {service_time: 3}", "orders: {service_tme: 3}", `own.yaml:17: scenarios[1].orders: service_tme: unknown change; did you mean "service_time"?`},
+		{"no such copy", "orders: {workers: 0.5}", "order: {workers: 0.5}", `scenarios[2].order: no virtual copy order (there are orders, stock); did you mean "orders"?`},
+		{"a zero", "{workers: 0.5}", "{workers: 0}", "scenarios[2].orders.workers: 0 must be > 0"},
+		{"rate of a station", "{workers: 0.5}", "{rate: 2}", "the copy of orders has no rate limit"},
+		{"a lab scenario", "  - as-probed\n", "  - healthy\n", `scenarios[0]: "healthy": a scenario of one's own services is as-probed`},
+		{"lab budgets", "[C2, mine]", "[C2, C4]", "strategies[1]: "},
+		{"a copy missing", "  stock: {probe: stock.json}\n", "", "virtual: no virtual copy of stock"},
+		{"a probe missing", "probe: orders.json", "probe: nope.json", "virtual.orders.probe: "},
+		{"a dependency missing", "  stock: {probe: stock.json}\n", "  stok: {probe: stock.json}\n", `virtual.stok: pipeline shop has no dependency stok (it has stock, orders); did you mean "stock"?`},
+	} {
+		text := strings.Replace(exptest.OwnSpec, c.from, c.to, 1)
+		if text == exptest.OwnSpec {
+			t.Fatalf("%s: %q is not in the spec", c.name, c.from)
+		}
+		_, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/plan"
+	"github.com/loadlab/loadlab/experiments/resultsfile"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
+)
+
+// CopyStarter serves virtual copies of one's own dependencies for an
+// experiment on one's own services.
+type CopyStarter interface {
+	// StartCopies serves cfg's copies until stop is called; urls are
+	// their base URLs by name.
+	StartCopies(cfg config.Copies) (urls map[string]string, stop func() error, err error)
+}
+
+// ErrNoCopies: an experiment on one's own services, and the runner has
+// no CopyStarter to serve its virtual copies.
+var ErrNoCopies = errors.New("experiment: the runner cannot serve virtual copies")
+
+// copySet is one run's virtual copies, by dependency: what the runner
+// waits on for quiet and scrapes, as it does the lab's mock service.
+type copySet map[string]api.Client
+
+// Stats is every copy's station under its dependency's name, with the
+// time scale and the seed they share (the seed of the first copy whose
+// seed differs from the others', which a reconciliation then finds).
+func (cs copySet) Stats(ctx context.Context) (api.Stats, error) {
+	out := api.Stats{Stations: map[string]api.StationStats{}}
+	for i, name := range slices.Sorted(maps.Keys(cs)) {
+		st, err := cs[name].Stats(ctx)
+		if err != nil {
+			return out, fmt.Errorf("copy of %s: %w", name, err)
+		}
+		if i == 0 || st.Seed != out.Seed {
+			out.Seed = st.Seed
+		}
+		out.TimeScale = st.TimeScale
+		out.Stations[name] = st.Stations[name]
+	}
+	return out, nil
+}
+
+// runCopies runs cell c once, as a CPU-limited child, against virtual
+// copies of the experiment's own dependencies started for this run alone
+// with the run's seed, at time scale scale, shaped as the cell's scenario
+// says: it runs the child, waits for quiet, takes the copies' counts and
+// derives the run's metrics and status (judge.Derive). The copies keep
+// no store: a write of unknown outcome cannot be looked up, and stays
+// unresolved.
+func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell, run int) (rec resultsfile.RunRecord) {
+	spec := ex.cfg.Spec
+	rec = resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(spec, run), Status: resultsfile.RunValid, WriteStation: spec.Own.Write()}
+	t0 := time.Now()
+	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
+	fail := func(err error) resultsfile.RunRecord {
+		rec.Status, rec.Reason = resultsfile.RunFailed, err.Error()
+		return rec
+	}
+	shaped := spec.CopiesFor(c.Scenario)
+	cfg := config.Copies{Seed: rec.Seed, TimeScale: scale}
+	for _, name := range slices.Sorted(maps.Keys(shaped)) {
+		cfg.Copies = append(cfg.Copies, shaped[name])
+	}
+	urls, stop, err := ex.cfg.Copies.StartCopies(cfg)
+	if err != nil {
+		return fail(fmt.Errorf("virtual copies: %w", err))
+	}
+	defer func() { _ = stop() }()
+	copies := copySet{}
+	for name, url := range urls {
+		copies[name] = ex.mockClient(url)
+	}
+	quietFor := copiesQuietLimit(shaped, scale)
+	before := waitQuiet(ctx, copies, quietFor)
+	rec.QuietBefore = &before
+	setting, _ := spec.CPU(c.CPU)
+	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err != nil {
+		return fail(fmt.Errorf("cpu limit %s: %w", c.CPU, err))
+	}
+	defer lim.Cleanup()
+	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
+	runCfg, err := ex.ownChildConfig(urls, c, run, scale)
+	if err != nil {
+		return fail(err)
+	}
+	cres, err := ex.child(ctx, runCfg, lim.Env, ex.runLimit(c, scale), nil, func() {}, &rec)
+	if err != nil {
+		return fail(err)
+	}
+	after := waitQuiet(ctx, copies, quietFor)
+	rec.QuietAfter = &after
+	st, err := copies.Stats(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("the copies' counts: %w", err))
+	}
+	cres.Server = nil // the runner's own count is the record
+	if run != 1 {
+		cres.Timeline = nil
+	}
+	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
+	unknown := resultsfile.Resolution{Unresolved: cres.WriteUnknown}
+	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
+	judge.Derive(&rec, scale)
+	return rec
+}
+
+// ownChildConfig is run run of cell c of an experiment on one's own
+// services, as the child runs it: the pipeline with each dependency's
+// calls sent to its copy at urls.
+func (ex *execution) ownChildConfig(urls map[string]string, c design.Cell, run int, scale float64) (records.Config, error) {
+	spec := ex.cfg.Spec
+	p := spec.Own.Pipeline
+	cfg := records.Config{Target: urls[spec.Own.Write()], CallURLs: urls, Records: spec.RecordsFor(c), TimeScale: scale, Pipeline: p,
+		CallTimeout: spec.CallTimeout, PermitTimeout: spec.PermitTimeout, Duration: spec.Duration,
+		RunID: fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run), SampleInterval: sampleInterval(scale)}
+	s, err := ex.strategyOf(c)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Strategy, err = s.With(strategy.Overrides{}, p); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// strategyOf is the strategy cell c runs: the scenario's advised one, a
+// strategy file's, or one of the lab's by name.
+func (ex *execution) strategyOf(c design.Cell) (strategy.Strategy, error) {
+	if c.Strategy == design.Advised {
+		a := ex.advised[c.Scenario]
+		if a == nil || a.Failed != "" {
+			return strategy.Strategy{}, fmt.Errorf("strategy %s for %s: none was advised", design.Advised, c.Scenario)
+		}
+		return a.Strategy.Strategy(), nil
+	}
+	s, ok := ex.cfg.Spec.Strategy(c, nil)
+	if !ok {
+		return s, fmt.Errorf("strategy %s: not one of the lab's, nor a strategy file's", c.Strategy)
+	}
+	return s, nil
+}
+
+// copiesQuietLimit is how long the runner waits for the copies to go
+// quiet: three times the longest service time any configures, at the
+// time scale, and at least a second.
+func copiesQuietLimit(copies map[string]config.Virtual, scale float64) time.Duration {
+	var longest time.Duration
+	for _, v := range copies {
+		longest = max(longest, v.Service.Longest())
+	}
+	return max(time.Duration(3*float64(longest)*scale), time.Second)
+}
