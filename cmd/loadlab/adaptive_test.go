@@ -16,17 +16,17 @@ import (
 func TestRunAdaptive(t *testing.T) {
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	// Call timeouts of 1 real second (20 lab s at 0.05): the test reads
+	// Call timeouts of 10 real seconds (200 lab s at 0.05): the test reads
 	// the strategy and its limits, and the default's 100 ms a stall beside
 	// other work can pass.
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "40", "--strategy", "C5-vegas",
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "40", "--strategy", "C5-vegas",
 		"--adaptive", "records=vegas:1:3:12:2:3:1:10:30"}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "records adaptive (Vegas from 3 in [1, 12], queue thresholds α 2 β 3 threshold 1, windows of 10 calls, probe 30)") ||
 		!strings.Contains(out.String(), "enrichment adaptive (Vegas from 24 in [1, 64]") || !strings.Contains(out.String(), "Adaptive limits at the end: enrichment ") {
 		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	out.Reset()
-	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
+	code = run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "10", "--strategy", "C5", "--json"}, &out, &errb)
 	var res struct {
 		Strategy struct {
 			Name     string                            `json:"name"`
@@ -84,7 +84,7 @@ func TestRunRetries(t *testing.T) {
 	}
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "20", "--strategy", "C6", "--retries", "2", "--retry-budget", "0.1:1"}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "20", "--strategy", "C6", "--retries", "2", "--retry-budget", "0.1:1"}, &out, &errb)
 	if want := "retries: 2 attempts, full-jitter backoff from 25ms to 1s (lab), a retry budget per dependency of 0.1 of first attempts within 10s plus 1 per lab s"; code != 0 || !strings.Contains(out.String(), want) {
 		t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
 	}
@@ -115,7 +115,7 @@ func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
 `)
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "20", "--strategy-file", good}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "20", "--strategy-file", good}, &out, &errb)
 	for _, want := range []string{"records adaptive (Vegas from 4 in [1, 12]", "retries: 2 attempts, full-jitter backoff from 10ms to 100ms (lab), a retry budget per dependency of 0.1 of first attempts within 5s plus 1 per lab s"} {
 		if code != 0 || !strings.Contains(out.String(), want) {
 			t.Errorf("exit %d, want %q in\n%s\n%s", code, want, out.String(), errb.String())
@@ -128,7 +128,7 @@ func TestStrategyFileAdaptiveAndRetries(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5", "--strategy-file", write("bad.yaml", c.text)}, &out, &errb)
+		code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "5", "--strategy-file", write("bad.yaml", c.text)}, &out, &errb)
 		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("exit %d, %q; want 2 and %q", code, errb.String(), c.want)
 		}

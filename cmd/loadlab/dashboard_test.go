@@ -152,10 +152,10 @@ func TestDashboardInABrowser(t *testing.T) {
 	stopKept(t, cmd, errb, 0)
 
 	mock := startMock(t, 0.1)
-	// Calls get 2 real s (20 lab s at 0.1), not 200 ms: the page is under
+	// Calls get 20 real s (200 lab s at 0.1), not 200 ms: the page is under
 	// test, and a stall beside the browser must not fail the run.
 	cmd, _, errb = startChild(t, "run", "--target", mock, "--time-scale", "0.1", "--records", "600", "--strategy", "C4",
-		"--profile", "slow-write", "--call-timeout", "20s", "--ui", "127.0.0.1:0", "--ui-keep")
+		"--profile", "slow-write", "--call-timeout", "200s", "--ui", "127.0.0.1:0", "--ui-keep")
 	if err := chromedp.Do(ctx, chromedp.Navigate(dashboardURL(t, cmd, errb))); err != nil {
 		t.Fatal(err)
 	}

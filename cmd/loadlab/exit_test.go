@@ -90,12 +90,13 @@ func TestSilentTargetExitsTwoWithinTenSeconds(t *testing.T) {
 }
 
 // lockedTinyExperiment writes a two-cell experiment of n runs and its
-// hypotheses, locked. Its call timeout is 20 lab s (1 s real) and its
-// permit timeout 10 lab s: at the lab's 2 s (100 ms real at time scale
+// hypotheses, locked. Its call timeout is 200 lab s (10 s real) and its
+// permit timeout 100 lab s: at the lab's 2 s (100 ms real at time scale
 // 0.05), C2's 32 records in flight under -race, beside another
-// experiment's children on two cores, timed out calls now and then, and at
-// 1 lab s C4's records waited past it for a permit: the runs failed for
-// the machine's sake.
+// experiment's children on two cores, timed out calls now and then, as
+// the tiny experiments' 20 lab s (1 s real) did, and at 1 lab s C4's
+// records waited past it for a permit: the runs failed for the machine's
+// sake.
 func lockedTinyExperiment(t *testing.T, dir string, runs int) (spec, hyp string) {
 	t.Helper()
 	return lockedTinyExperimentWith(t, dir, runs, "")
@@ -111,7 +112,7 @@ func lockedTinyExperimentWith(t *testing.T, dir string, runs int, more string) (
 			t.Fatal(err)
 		}
 	}
-	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 20s\npermit_timeout: 10s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
+	write(spec, "name: t\nrecords: 20\nruns: "+string(rune('0'+runs))+"\ntime_scale: 0.05\ncall_timeout: 200s\npermit_timeout: 100s\nstrategies: [C2, C4]\nscenarios: [healthy]\ncpus:\n  - {name: inherit, inherit: true}\n")
 	write(hyp, "hypotheses:\n  - id: A\n    claim: c\n    source: s\n    metric: write_rejections\n    cell: {strategy: C4, scenario: healthy, cpu: inherit}\n    op: \"==\"\n    threshold: 0\n"+more)
 	sp, err := design.LoadSpec(spec)
 	if err != nil {

@@ -41,10 +41,10 @@ func TestErrorsSayTheFix(t *testing.T) {
 		{[]string{"run", "--target", dead, "--pipeline", shop, "--strategy", "C4"}, "run: --strategy C4: its budgets are the lab's, for enrichment and records; " +
 			"pipeline shop has lookup, ledger: give budgets for those with --permits lookup=N,ledger=N"},
 		// A dependency of one's own that is down: refused before any record begins.
-		{[]string{"run", "--target", mock, "--pipeline", down, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05", "--call-timeout", "20s"},
+		{[]string{"run", "--target", mock, "--pipeline", down, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05", "--call-timeout", "200s"},
 			"run: target unreachable: dependency lookup at " + dead + " accepts no connection: dial tcp 127.0.0.1:1: connect: connection refused (is it running?"},
 		// So is one that --call-url sends elsewhere.
-		{[]string{"run", "--target", mock, "--pipeline", shop, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05", "--call-timeout", "20s", "--call-url", "ledger=" + dead},
+		{[]string{"run", "--target", mock, "--pipeline", shop, "--permits", "lookup=2,ledger=2", "--time-scale", "0.05", "--call-timeout", "200s", "--call-url", "ledger=" + dead},
 			"run: target unreachable: dependency ledger at " + dead + " accepts no connection: dial tcp 127.0.0.1:1: connect: connection refused (is it running?"},
 		{[]string{"run", "--target", "127.0.0.1:9101"}, `run: --target "127.0.0.1:9101" has no scheme: did you mean http://127.0.0.1:9101?`},
 		{[]string{"load", "--target", "localhost:9101/x"}, `load: --target "localhost:9101/x" has no scheme: did you mean http://localhost:9101/x?`},
@@ -77,7 +77,7 @@ func TestErrorsSayTheFix(t *testing.T) {
 // measured value; one that holds them all exits 0, each printed.
 func TestThresholdsExitNinetyNine(t *testing.T) {
 	url := startMock(t, 0.05)
-	base := []string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05", "--call-timeout", "20s"}
+	base := []string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05", "--call-timeout", "200s"}
 	var out, errb bytes.Buffer
 	if code := run(append(base, "--threshold", "write_unknown==0,rejected<=100%", "--threshold", "complete>=1"), &out, &errb); code != 0 {
 		t.Fatalf("held: exit %d: %s", code, errb.String())

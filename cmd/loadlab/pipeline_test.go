@@ -45,7 +45,7 @@ func TestRunPipelineFlags(t *testing.T) {
 	p := write("p.yaml", cliPipeline)
 	var out, errb bytes.Buffer
 	code := run([]string{"run", "--target", url, "--pipeline", p, "--strategy", "bounded:8", "--permits", "lookup=4,ledger=2",
-		"--records", "30", "--time-scale", "0.05", "--json"}, &out, &errb)
+		"--records", "30", "--time-scale", "0.05", "--call-timeout", "200s", "--json"}, &out, &errb)
 	var res struct {
 		Complete     int            `json:"complete"`
 		CallsSent    map[string]int `json:"calls_sent"`
@@ -81,7 +81,7 @@ func TestRunPipelineFlags(t *testing.T) {
 	} {
 		out.Reset()
 		errb.Reset()
-		args := append([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5"}, c.args...)
+		args := append([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "5"}, c.args...)
 		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
 		}
@@ -97,19 +97,19 @@ func TestRunWithFaults(t *testing.T) {
 	f := filepath.Join(dir, "faults.yaml")
 	os.WriteFile(f, []byte("faults:\n  - dependency: enrichment\n    kind: reset\n"), 0o644)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5", "--faults", f}, &out, &errb)
+	code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "5", "--faults", f}, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "enrichment: connection reset ×5") || !strings.Contains(out.String(), "incomplete 5") {
 		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	os.WriteFile(f, []byte("faults:\n  - dependency: records\n    kind: latency\n    latency: -1s\n"), 0o644)
 	errb.Reset()
-	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
+	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
 		!strings.Contains(errb.String(), "faults.yaml:4: faults.0.latency: -1s must be ≥ 0") {
 		t.Errorf("bad faults file: exit %d, %s", code, errb.String())
 	}
 	os.WriteFile(f, []byte("faults:\n  - dependency: geo\n    kind: reset\n"), 0o644)
 	errb.Reset()
-	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
+	if code := run([]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "5", "--faults", f}, &out, &errb); code != 2 ||
 		!strings.Contains(errb.String(), `a fault for "geo"`) {
 		t.Errorf("a fault for a dependency the pipeline lacks: exit %d, %s", code, errb.String())
 	}
@@ -153,12 +153,12 @@ func TestRunAdminRefusals(t *testing.T) {
 	cfg.AdminToken, cfg.TimeScale = "sekret", 0.05
 	m := mocktest.Start(t, mocktest.Options{Config: cfg})
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "1"}, &out, &errb)
+	code := run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "1"}, &out, &errb)
 	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "the reset was refused") || !strings.Contains(msg, "(give --admin-token, or --reset=false)") {
 		t.Errorf("reset refused: exit %d, %q", code, msg)
 	}
 	errb.Reset()
-	code = run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--call-timeout", "20s", "--records", "1", "--admin-token", "sekret", "--profile", "nosuch"}, &out, &errb)
+	code = run([]string{"run", "--target", m.URL, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "1", "--admin-token", "sekret", "--profile", "nosuch"}, &out, &errb)
 	if msg := errb.String(); code != exitUsage || !strings.Contains(msg, "nosuch") || strings.Contains(msg, "--reset=false") {
 		t.Errorf("profile refused: exit %d, %q", code, msg)
 	}
@@ -179,7 +179,7 @@ func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--strategy", "bounded:8", "--permits", "lookup=4,ledger=2",
-		"--records", "30", "--time-scale", "0.05", "--json", "--threshold", "records_rejected==0", "--threshold", "rejected==0,rejected.lookup<=100%,rejected.ledger==0"}, &out, &errb)
+		"--records", "30", "--time-scale", "0.05", "--call-timeout", "200s", "--json", "--threshold", "records_rejected==0", "--threshold", "rejected==0,rejected.lookup<=100%,rejected.ledger==0"}, &out, &errb)
 	var res struct {
 		Records    int                       `json:"records"`
 		Complete   int                       `json:"complete"`
@@ -214,7 +214,7 @@ func TestOptionalStepRejectionsAreCounted(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--records", "30", "--time-scale", "0.05", "--call-timeout", "20s",
+	if code := run([]string{"run", "--target", m.URL, "--pipeline", p, "--permits", "lookup=4,ledger=2", "--records", "30", "--time-scale", "0.05", "--call-timeout", "200s",
 		"--threshold", "rejected.lookup<=100%"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -242,7 +242,7 @@ func TestOverloadIsSaid(t *testing.T) {
 	cfg.TimeScale = 0.05
 	cfg.Records = config.Station{Workers: 1, Queue: 0, RejectStatus: 503}
 	m := mocktest.Start(t, mocktest.Options{Config: cfg})
-	base := []string{"run", "--target", m.URL, "--strategy", "C2", "--records", "30", "--time-scale", "0.05", "--call-timeout", "20s"}
+	base := []string{"run", "--target", m.URL, "--strategy", "C2", "--records", "30", "--time-scale", "0.05", "--call-timeout", "200s"}
 	var out, errb bytes.Buffer
 	if code := run(base, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())

@@ -29,11 +29,11 @@ func startMock(t *testing.T, scale float64) string {
 func TestRunJSON(t *testing.T) {
 	url := startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	// A call timeout of 1 real second (20 lab s at 0.05): the test reads
-	// the JSON's shape, and the default's 100 ms a stall beside other work
-	// can pass.
+	// A call timeout of 10 real seconds (200 lab s at 0.05): the test
+	// reads the JSON's shape, and the default's 100 ms, and 1 s, a stall
+	// beside other work passed.
 	code := run([]string{"run", "--target", url, "--strategy", "C4", "--records", "40", "--time-scale", "0.05",
-		"--profile", "slow-write", "--call-timeout", "20s", "--json"}, &out, &errb)
+		"--profile", "slow-write", "--call-timeout", "200s", "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -71,7 +71,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--target", url, "--strategy", "C9"}, "unknown strategy"},
 		{[]string{"run", "--target", url, "--write-permits", "-1"}, "write-permits"},
 		{[]string{"run", "--target", url, "--records", "0"}, "records"},
-		{[]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "20s", "--profile", "nope"}, "valid profiles"},
+		{[]string{"run", "--target", url, "--time-scale", "0.05", "--call-timeout", "200s", "--profile", "nope"}, "valid profiles"},
 		{[]string{"run", "--target", url}, "runs at time scale 0.05, this run at 1"},
 		{[]string{"run", "--target", dead}, "unreachable"},
 	}

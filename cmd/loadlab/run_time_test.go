@@ -90,7 +90,7 @@ func TestRunPhasesJSONAndTable(t *testing.T) {
 func TestRunCallURL(t *testing.T) {
 	target, other := startMock(t, 0.05), startMock(t, 0.05)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--target", target, "--time-scale", "0.05", "--records", "10", "--call-url", "records=" + other, "--json"}, &out, &errb)
+	code := run([]string{"run", "--target", target, "--time-scale", "0.05", "--call-timeout", "200s", "--records", "10", "--call-url", "records=" + other, "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
