@@ -75,6 +75,16 @@ type report struct {
 	AdvisedIntro  string
 	Accepted      []table
 	Cells         table
+	// CellsIntro introduces Cells; CellSplit, when set, is where the HTML
+	// report divides its columns in two.
+	CellsIntro string
+	CellSplit  []int
+	// OwnIntro, OwnCopies and OwnScenarios say, for an experiment on one's
+	// own services, the pipeline, each virtual copy as fitted and what
+	// each scenario changed.
+	OwnIntro     string
+	OwnCopies    table
+	OwnScenarios []string
 	Verdicts      []verdictRow
 	Counts        string
 	VerdictsIntro string
@@ -114,7 +124,14 @@ func newReport(r *resultsfile.Results) report {
 	sp := r.Experiment
 	rep := report{Title: fmt.Sprintf("Experiment %q", sp.Name), Setup: setup(r), Ran: ran(r), Partial: partial(r),
 		HypothesesFile: r.HypothesesFile, HypothesesSHA: short(r.HypothesesSHA256), LockCommit: short(r.Lock.GitCommit),
-		AdvisedIntro: advisedIntro, Phased: phasedReportOf(r), Accepted: acceptedTables(r), Cells: cellsTable(r)}
+		AdvisedIntro: advisedIntro, Phased: phasedReportOf(r), Accepted: acceptedTables(r), Cells: cellsTable(r), CellsIntro: cellsIntro}
+	if sp.Own != nil {
+		rep.Cells, rep.CellSplit = ownCellsTable(r)
+		rep.CellsIntro = ownCellsIntro
+		rep.OwnIntro, rep.OwnCopies, rep.OwnScenarios = ownSection(sp)
+		rep.AdvisedIntro = strings.Replace(advisedIntro, "the lab's pipeline was probed on the mock service under the scenario's profile",
+			"the pipeline was probed on its virtual copy as the scenario shapes it", 1)
+	}
 	rep.VerdictsIntro = verdictsIntro
 	if len(r.Hypotheses) > 0 && r.Hypotheses[0].Rules == design.RulesPairedV2 {
 		rep.VerdictsIntro = verdictsIntro + " " + pairedIntro
@@ -155,7 +172,10 @@ func setup(r *resultsfile.Results) string {
 		}
 		s += fmt.Sprintf(" In real time (time scale 1, on a mock service of their own: no time-scale bias): %s.", strings.Join(names, ", "))
 	}
-	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
+	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 && sp.Own != nil {
+		s += fmt.Sprintf(" Run k of every cell drew its service times from virtual copies seeded %d + k (%d to %d; each copy from a stream of its own derived from the same seed).",
+			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
+	} else if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
 		s += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
 			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
 	}

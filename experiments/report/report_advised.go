@@ -78,7 +78,7 @@ func writeAdvisedMarkdown(w io.Writer, rep report) {
 	if len(rep.Advised.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Advised strategies\n\n%s\n\n", advisedIntro)
+	fmt.Fprintf(w, "## Advised strategies\n\n%s\n\n", rep.AdvisedIntro)
 	markdownTable(w, rep.Advised.Head, rep.Advised.Rows)
 	if len(rep.AdvisedNotes) > 0 {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(rep.AdvisedNotes, "<br>"))

@@ -32,6 +32,8 @@ th{background:#f3f3f3}figure{margin:1.5em 0}figcaption{font-size:14px;margin-bot
 {{end}}<h2>How it ran</h2>
 <p>{{.Setup}}</p>
 {{if .Strategies}}<p>{{.Strategies}}</p>
+{{end}}{{if .OwnIntro}}<p>{{.OwnIntro}}</p>
+{{template "table" .OwnCopies}}<p>Scenarios: {{range $i, $s := .OwnScenarios}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>
 {{end}}<p>{{.Ran}}<br>Hypotheses {{.HypothesesFile}}, SHA-256 <code>{{.HypothesesSHA}}</code>, preregistered at commit {{.LockCommit}}.</p>
 <h2>Accepted records per second</h2>
 <p>{{.AcceptedIntro}}</p>
@@ -81,14 +83,25 @@ func WriteHTML(w io.Writer, r *resultsfile.Results) error {
 	}
 	data := struct {
 		report
-		AcceptedIntro, CellsIntro string
-		Headlines, Figures        []htmlFigure
+		AcceptedIntro      string
+		Headlines, Figures []htmlFigure
 		CellTables                []table
 		Adaptive                  adaptiveSection
-	}{report: newReport(r), AcceptedIntro: acceptedIntro, CellsIntro: cellsIntro, Adaptive: adaptiveSectionOf(r)}
+	}{report: newReport(r), AcceptedIntro: acceptedIntro, Adaptive: adaptiveSectionOf(r)}
 	// Sixteen columns overflow a laptop's screen: what each cell achieved,
 	// then what limited it and how many runs counted.
 	data.CellTables = []table{columns(data.Cells, 0, 1, 2, 3, 4, 5, 6, 9), columns(data.Cells, 0, 7, 8, 10, 11, 12, 13, 14, 15)}
+	if len(data.CellSplit) == 1 {
+		first, rest := []int{}, []int{0}
+		for i := range data.Cells.Head {
+			if i < data.CellSplit[0] {
+				first = append(first, i)
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		data.CellTables = []table{columns(data.Cells, first...), columns(data.Cells, rest...)}
+	}
 	for i, s := range data.Phased.Sections {
 		f, err := charts.Phased(r, s.scen, s.cpu)
 		if err != nil {

@@ -17,6 +17,11 @@ func WriteMarkdown(w io.Writer, r *resultsfile.Results) {
 	if rep.Strategies != "" {
 		fmt.Fprintf(w, "%s\n\n", rep.Strategies)
 	}
+	if rep.OwnIntro != "" {
+		fmt.Fprintf(w, "%s\n\n", rep.OwnIntro)
+		markdownTable(w, rep.OwnCopies.Head, rep.OwnCopies.Rows)
+		fmt.Fprintf(w, "Scenarios: %s.\n\n", strings.Join(rep.OwnScenarios, "; "))
+	}
 	fmt.Fprintf(w, "%s\nHypotheses %s, SHA-256 `%s`, preregistered at commit %s.\n\n",
 		rep.Ran, rep.HypothesesFile, rep.HypothesesSHA, rep.LockCommit)
 	if rep.Partial != "" {
@@ -35,7 +40,7 @@ func WriteMarkdown(w io.Writer, r *resultsfile.Results) {
 		fmt.Fprintf(w, "**%s**\n\n", t.Caption)
 		markdownTable(w, t.Head, t.Rows)
 	}
-	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", cellsIntro)
+	fmt.Fprintf(w, "## Every cell\n\n%s\n\n", rep.CellsIntro)
 	markdownTable(w, rep.Cells.Head, rep.Cells.Rows)
 	if len(rep.Derived.Rows) > 0 {
 		fmt.Fprintf(w, "%s\n\n", rep.Derived.Caption)

@@ -18,6 +18,11 @@ func strategiesText(sp design.Spec) string {
 			each = append(each, name+" — made before the matrix by loadlab advise from probes of each dependency, per scenario (see Advised strategies)")
 			continue
 		}
+		if _, ok := sp.StrategyFiles[name]; ok {
+			st, _ := sp.Strategy(design.Cell{Strategy: name}, nil)
+			each = append(each, fmt.Sprintf("%s — from %s: %s", name, sp.StrategyFiles[name], st.Describe()))
+			continue
+		}
 		st, err := strategy.Parse(name)
 		if err != nil {
 			each = append(each, name+" — not a strategy loadlab knows")

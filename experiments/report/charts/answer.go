@@ -28,8 +28,12 @@ func Answers(r *resultsfile.Results, cpu string) []Answer {
 	out := []Answer{{Name: "accepted", CPU: cpu, Alt: "Accepted records per lab second by strategy and scenario, " + cpu,
 		metric: "accepted_per_second", title: acceptedTitle, ylabel: "records / lab second"}}
 	if anyAbove(r, cpu, "write_rejections", 0) {
-		out = append(out, Answer{Name: "rejected", CPU: cpu, Alt: "Write 503s per run by strategy and scenario, " + cpu,
-			metric: "write_rejections", title: rejectedTitle, ylabel: "503 answers"})
+		a := Answer{Name: "rejected", CPU: cpu, Alt: "Write 503s per run by strategy and scenario, " + cpu,
+			metric: "write_rejections", title: rejectedTitle, ylabel: "503 answers"}
+		if r.Experiment.Own != nil { // one's own write may refuse with 429 or 503
+			a.Alt, a.title, a.ylabel = "Writes refused per run by strategy and scenario, "+cpu, "Writes refused per run, ", "refusals"
+		}
+		out = append(out, a)
 	}
 	return out
 }
