@@ -70,11 +70,11 @@ type report struct {
 	Derived table
 	// Advised is the advised strategies per scenario, AdvisedNotes the
 	// advice's warnings.
-	Advised       table
-	AdvisedNotes  []string
-	AdvisedIntro  string
-	Accepted      []table
-	Cells         table
+	Advised      table
+	AdvisedNotes []string
+	AdvisedIntro string
+	Accepted     []table
+	Cells        table
 	// CellsIntro introduces Cells; CellSplit, when set, is where the HTML
 	// report divides its columns in two.
 	CellsIntro string
@@ -82,9 +82,9 @@ type report struct {
 	// OwnIntro, OwnCopies and OwnScenarios say, for an experiment on one's
 	// own services, the pipeline, each virtual copy as fitted and what
 	// each scenario changed.
-	OwnIntro     string
-	OwnCopies    table
-	OwnScenarios []string
+	OwnIntro      string
+	OwnCopies     table
+	OwnScenarios  []string
 	Verdicts      []verdictRow
 	Counts        string
 	VerdictsIntro string
@@ -157,29 +157,6 @@ func newReport(r *resultsfile.Results) report {
 		}
 	}
 	return rep
-}
-
-// setup says what every run was: its records or lab time, the runs per
-// cell, the time scale, the timeouts and the seeds.
-func setup(r *resultsfile.Results) string {
-	sp := r.Experiment
-	s := fmt.Sprintf("%s, %d runs per cell, time scale %g (times and rates below are in lab seconds), call timeout %v, permit timeout %v.",
-		perRun(sp), sp.Runs, sp.TimeScale, sp.CallTimeout, sp.PermitTimeout)
-	if cells := sp.RealTimeCells(); len(cells) > 0 {
-		names := make([]string, len(cells))
-		for i, c := range cells {
-			names[i] = c.String()
-		}
-		s += fmt.Sprintf(" In real time (time scale 1, on a mock service of their own: no time-scale bias): %s.", strings.Join(names, ", "))
-	}
-	if len(r.Runs) > 0 && r.Runs[0].Seed != 0 && sp.Own != nil {
-		s += fmt.Sprintf(" Run k of every cell drew its service times from virtual copies seeded %d + k (%d to %d; each copy from a stream of its own derived from the same seed).",
-			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
-	} else if len(r.Runs) > 0 && r.Runs[0].Seed != 0 {
-		s += fmt.Sprintf(" Run k of every cell drew its service times from mock-service seed %d + k (%d to %d; the system of record from a stream of its own derived from the same seed).",
-			sp.Seed, plan.RunSeed(sp, 1), plan.RunSeed(sp, sp.Runs))
-	}
-	return s
 }
 
 // ran says when and where the experiment ran, and each shard's machine.
@@ -401,12 +378,4 @@ func calibrationTable(c *resultsfile.Calibration) (table, string) {
 	default:
 		return t, "Not judged: " + why + "; every verdict is inconclusive (--accept-bias judges anyway, and says so)."
 	}
-}
-
-// perRun says what bounds a run: its records, or its lab time.
-func perRun(sp design.Spec) string {
-	if sp.Duration > 0 {
-		return fmt.Sprintf("Time-bounded runs of %v lab time (records keep coming; at most %d records per run)", sp.Duration, sp.Records)
-	}
-	return fmt.Sprintf("%d records per run", sp.Records)
 }

@@ -85,8 +85,8 @@ func WriteHTML(w io.Writer, r *resultsfile.Results) error {
 		report
 		AcceptedIntro      string
 		Headlines, Figures []htmlFigure
-		CellTables                []table
-		Adaptive                  adaptiveSection
+		CellTables         []table
+		Adaptive           adaptiveSection
 	}{report: newReport(r), AcceptedIntro: acceptedIntro, Adaptive: adaptiveSectionOf(r)}
 	// Sixteen columns overflow a laptop's screen: what each cell achieved,
 	// then what limited it and how many runs counted.

@@ -2,12 +2,16 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/mocktest"
@@ -118,5 +122,30 @@ func TestOwnServicesExperiment(t *testing.T) {
 	}
 	if _, err := judge.Check(res, res.Experiment.MockConfig()); err != nil {
 		t.Errorf("check: %v", err)
+	}
+	ownReport(t, res)
+}
+
+// ownReport writes the experiment's report and reads what it says of the
+// copies, the scenarios and the cells.
+func ownReport(t *testing.T, res *resultsfile.Results) {
+	t.Helper()
+	out := t.TempDir()
+	if err := report.WriteOutputs(out, res); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Pipeline shop (stock, orders; the write: orders)", "| orders | orders.json | POST | 3 | 3 | 503 | none |",
+		"slow-orders: orders service times ×3", "half-orders: orders workers 3 → 2 (×0.5)", "mine — from mine.yaml: 10 records in flight; orders 3 permits",
+		"| peak calls stock | refused stock | peak calls orders | refused orders |", "probed on its virtual copy as the scenario shapes it"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(string(md), "enrichment") || strings.Contains(string(md), "phased: see below") {
+		t.Errorf("report.md speaks of the lab's services:\n%s", md)
 	}
 }
