@@ -67,6 +67,8 @@ type experimentOptions struct {
 	uiKeep bool
 	dash   *dashboard.Server
 	live   *dashboard.ExperimentProgress
+	// starter is --init's: the pipeline and probes of a starter experiment.
+	starter initOptions
 }
 
 // bind declares the flags into o.
@@ -110,6 +112,11 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 		"keeping its seed; the results folder is partial, saying so, until loadlab merge combines the n shards")
 	fs.BoolVar(&o.jsonLines, "json-lines", false, "print JSON lines on stdout instead of the summary: {\"kind\":\"run\",...} as each run ends,\n"+
 		"then {\"kind\":\"results\",...} with the whole results.json (loadlab merge reads such a log: kubectl logs)")
+	fs.BoolVar(&o.starter.init, "init", false, "write a starter experiment on your own services (at --file, default "+starterExperiment+") and its hypotheses\n"+
+		"(at --hypotheses, default "+starterHypotheses+") from --pipeline and a --probe of each dependency, run nothing, and exit")
+	fs.StringVar(&o.starter.pipeline, "pipeline", "", "with --init: your pipeline file")
+	o.starter.probes.Form = "NAME=FILE"
+	fs.Var(&o.starter.probes, "probe", "with --init: NAME=FILE, the JSON of loadlab probe --json of the dependency NAME (repeat for each)")
 	fs.BoolVar(&o.calibration.Only, "calibration-only", false, "run the calibrated cells' pairs alone, print their biases and exit (0 when every bias is within the\n"+
 		"limit, 1 otherwise): which time scale can this machine run the experiment at?")
 }
@@ -137,6 +144,11 @@ func runExperiment(args []string, stdout io.Writer) error {
 			o.notResumed = append(o.notResumed, "--"+f.Name)
 		}
 	})
+	if o.starter.init {
+		return o.writeStarter(stdout)
+	} else if o.starter.pipeline != "" || len(o.starter.probes.M) > 0 {
+		return usageErr("experiment: --pipeline and --probe go with --init (a starter experiment); an experiment file names its own pipeline")
+	}
 	if o.calibrationPairs >= 0 {
 		o.overrides.CalibrationPairs = &o.calibrationPairs
 	}
@@ -191,6 +203,9 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 		return pe, usageErr("%v", experimentFlags.Rename(err))
 	}
 	pe.Experiment = exp
+	if exp.Spec.Own != nil && (o.target != "" || o.realTimeTarget != "") {
+		return pe, usageErr("experiment: --target, --real-time-target: an experiment on one's own services runs against virtual copies of them, which it starts itself")
+	}
 	if o.shard != "" {
 		sh, err := plan.ParseShard(o.shard)
 		if err != nil {

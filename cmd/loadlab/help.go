@@ -28,7 +28,8 @@ var helpIntro = map[string]string{
 		"  loadlab experiment                           # the built-in replication: about 7 min on 2 cores\n" +
 		"  loadlab experiment --runs 3 --records 20 --calibration-runs 0   # a quick, exploratory look: about 2 min\n" +
 		"  loadlab experiment --file my.yaml --hypotheses my-hypotheses.yaml --out results/mine\n" +
-		"  loadlab experiment --resume results/mine       # finish it after Ctrl-C, a kill or a crash\n\n",
+		"  loadlab experiment --resume results/mine       # finish it after Ctrl-C, a kill or a crash\n" +
+		"  loadlab experiment --init --pipeline shop.yaml --probe stock=stock.json --probe orders=orders.json   # your own services\n\n",
 	"check DIR": "Re-judges a results folder from its raw data.\n\nExamples:\n" +
 		"  loadlab check experiments/results/replication-v4\n" +
 		"  loadlab check --accept-uncalibrated results/replication-20261202-080206\n\n",
@@ -60,6 +61,7 @@ var helpGroups = map[string][]cli.Group{
 	},
 	"experiment": {
 		{Name: "Design", Flags: []string{"file", "hypotheses", "runs", "records", "time-scale", "shard"}},
+		{Name: "Your own services", Flags: []string{"init", "pipeline", "probe"}},
 		{Name: "Calibration", Flags: []string{"calibration-runs", "max-bias", "calibration-only", "accept-bias", "accept-uncalibrated", "real-time-target"}},
 		{Name: "Target", Flags: []string{"target", "wait", "admin-token"}},
 		{Name: "Output", Flags: []string{"out", "force", "resume", "continue", "json-lines", "metrics-listen", "ui", "ui-keep"}},

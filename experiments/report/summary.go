@@ -21,7 +21,11 @@ func WriteSummary(w io.Writer, r *resultsfile.Results) {
 			valid++
 		}
 	}
-	fmt.Fprintf(w, "%s: %d of %d runs valid (reconciled with the server), %d cells\n", rep.Title, valid, len(r.Runs), len(r.Cells))
+	with := "the server"
+	if r.Experiment.Own != nil {
+		with = "the virtual copies' counts"
+	}
+	fmt.Fprintf(w, "%s: %d of %d runs valid (reconciled with %s), %d cells\n", rep.Title, valid, len(r.Runs), with, len(r.Cells))
 	if rep.Partial != "" {
 		fmt.Fprintf(w, "%s\n", rep.Partial)
 	}

@@ -89,7 +89,11 @@ func (p *progressPrinter) RunDone(rec resultsfile.RunRecord, done, total int, el
 	if !rec.Valid() {
 		status = strings.ToUpper(status) + ": " + rec.Reason
 	} else if m := rec.Metrics; m != nil {
-		status = fmt.Sprintf("%.2f accepted/s, %.0f write 503s", m["accepted_per_second"], m["write_rejections"])
+		refused := "write 503s"
+		if rec.WriteStation != "" { // one's own write may refuse with 429 or 503
+			refused = "writes refused"
+		}
+		status = fmt.Sprintf("%.2f accepted/s, %.0f %s", m["accepted_per_second"], m["write_rejections"], refused)
 	}
 	fmt.Fprintf(p.w, "%d/%d %s run %d: %s (~%s left)\n", done, total, rec.Cell, rec.Run, status, left)
 }

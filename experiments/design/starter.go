@@ -1,0 +1,89 @@
+package design
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/client/probe"
+)
+
+// StarterPaths are where a starter experiment's files are, as its
+// experiment file names them (relative to it): the pipeline, and each
+// dependency's probe by name.
+type StarterPaths struct {
+	Pipeline string
+	Probes   map[string]string
+}
+
+// Starter is a starter experiment on one's own services, and its
+// hypotheses, for the user to edit and lock: every dependency against a
+// virtual copy fitted from its probe; the scenarios as-probed and, for
+// each dependency, one three times as slow and one with half its
+// workers; C2 against the strategy advised from probes of the copies
+// (each probed at the concurrencies its own probe stepped through). The
+// hypotheses claim what a budget is for — the advised strategy draws no
+// write refusals as probed nor in any scenario — and that it accepts at
+// least C2's rate as probed; each is a claim to test, not a finding.
+func Starter(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at StarterPaths) (experiment, hypotheses string, err error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A starter experiment on %s: edit it, then lock its hypotheses with\n", p.Name)
+	fmt.Fprintf(&b, "# loadlab preregister before the first run. Times are lab seconds; at\n")
+	fmt.Fprintf(&b, "# time_scale 0.1 every copy runs ten times faster than its original.\n")
+	fmt.Fprintf(&b, "name: %s\npipeline: %s\nvirtual:\n", name, quote(at.Pipeline))
+	for _, d := range p.Names() {
+		file, ok := at.Probes[d]
+		if !ok {
+			return "", "", fmt.Errorf("no probe of %s (the pipeline's dependencies: %s)", d, strings.Join(p.Names(), ", "))
+		}
+		fmt.Fprintf(&b, "  %s: {probe: %s}\n", d, quote(file))
+	}
+	b.WriteString("records: 200\nruns: 5\ntime_scale: 0.1\ncall_timeout: 2s\npermit_timeout: 10s\nseed: 1\n")
+	b.WriteString("strategies: [C2, advised]\nscenarios:\n  - " + AsProbed + "\n")
+	for _, d := range p.Names() {
+		fmt.Fprintf(&b, "  - name: slow-%s\n    %s: {service_time: 3}\n  - name: half-%s\n    %s: {workers: 0.5}\n", d, d, d, d)
+	}
+	b.WriteString("cpus:\n  - {name: cpus-1, cpus: 1}\nadvise:\n  target_rate: 0\n  step: 2s\n  warm_up: 500ms\n  probes:\n")
+	for _, d := range p.Names() {
+		var steps []string
+		for _, s := range probes[d].Steps {
+			steps = append(steps, fmt.Sprint(s.Concurrency))
+		}
+		if len(steps) == 0 {
+			return "", "", fmt.Errorf("the probe of %s has no step", d)
+		}
+		fmt.Fprintf(&b, "    %s:\n      concurrency: [%s]\n", d, strings.Join(steps, ", "))
+		if body := p.Dependency(d).Body; body != "" {
+			fmt.Fprintf(&b, "      body: %s\n", quote(body))
+		}
+	}
+	return b.String(), starterHypotheses(p), nil
+}
+
+// starterHypotheses are Starter's claims.
+func starterHypotheses(p *pipeline.Pipeline) string {
+	var b strings.Builder
+	b.WriteString("# Claims to test, not findings: edit them, then loadlab preregister.\nrules: paired-v3\nhypotheses:\n")
+	claim := func(id, text, metric, op, threshold, scenario, versus string) {
+		fmt.Fprintf(&b, "  - id: %s\n    claim: %s\n    source: a starter of loadlab experiment --init\n    metric: %s\n", id, text, metric)
+		fmt.Fprintf(&b, "    cell: {strategy: advised, scenario: %s, cpu: cpus-1}\n", scenario)
+		if versus != "" {
+			fmt.Fprintf(&b, "    versus: {strategy: %s, scenario: %s, cpu: cpus-1}\n    compare: ratio\n", versus, scenario)
+		}
+		fmt.Fprintf(&b, "    op: %q\n    threshold: %s\n", op, threshold)
+	}
+	claim("A1", "The advised strategy draws no write refusals from the services as probed.", "write_rejections", "==", "0", AsProbed, "")
+	claim("A2", "The advised strategy accepts at least as many records per second as C2 from the services as probed.", "accepted_per_second", ">=", "1", AsProbed, "C2")
+	scenarios := []string{}
+	for _, d := range p.Names() {
+		scenarios = append(scenarios, "slow-"+d, "half-"+d)
+	}
+	for i, sc := range slices.Sorted(slices.Values(scenarios)) {
+		claim(fmt.Sprintf("A%d", i+3), fmt.Sprintf("Advised for %s, the strategy draws no write refusals there.", sc), "write_rejections", "==", "0", sc, "")
+	}
+	return b.String()
+}
+
+// quote is s as a YAML single-quoted scalar.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
