@@ -106,7 +106,7 @@ func rows(before, after Side, metrics []Metric) []Row {
 				row.Decision = NotEnough
 				row.Note = fmt.Sprintf("%d values before and %d after: a comparison needs 2 a side at least", len(row.before), len(row.after))
 			case allEqual(row.before, row.after):
-				row.Decision, row.Note = NoChange, fmt.Sprintf("every value is %g: nothing varies, not counted among the comparisons", row.before[0])
+				row.Decision, row.Note = NoChange, "every value is the same: nothing varies, not counted among the comparisons"
 			}
 			out = append(out, row)
 		}
