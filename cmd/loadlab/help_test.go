@@ -18,7 +18,7 @@ var updateHelp = flag.Bool("update-help", false, "write testdata/help/*.txt from
 func TestHelpGolden(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"load", "--help"}, {"probe", "--help"}, {"advise", "--help"}, {"mock", "--help"},
-		{"experiment", "--help"}, {"check", "--help"}, {"merge", "--help"}, {"preregister", "--help"}, {"version", "--help"},
+		{"experiment", "--help"}, {"check", "--help"}, {"merge", "--help"}, {"compare", "--help"}, {"preregister", "--help"}, {"version", "--help"},
 		{"simulate", "--help"}, {"simulate", "concurrency", "--help"}, {"simulate", "admission", "--help"}, {"help", "run"}} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 0 || errb.Len() != 0 {

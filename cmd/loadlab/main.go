@@ -4,6 +4,7 @@
 //	loadlab preregister            lock the hypotheses before the first run
 //	loadlab check DIR              re-judge a results folder
 //	loadlab merge --out DIR P...   combine shards of a matrix, or segments of a load
+//	loadlab compare BEFORE AFTER   a change judged against the noise: two sets of runs, metric by metric
 //	loadlab run                    one batch of records against a running mock service, or your own services
 //	loadlab probe                  the capacity of one dependency: stepped concurrency, knee, USL fit
 //	loadlab advise                 a strategy file from probes: permits at the knees, records in flight
@@ -28,6 +29,7 @@ import (
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/threshold"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/cmd/internal/comparecmd"
 	"github.com/loadlab/loadlab/cmd/internal/mockcmd"
 	"github.com/loadlab/loadlab/cmd/internal/runcmd"
 )
@@ -53,6 +55,9 @@ Commands:
   check DIR              re-judge a results folder and print the verdicts
   merge --out DIR P...   combine the shards of a matrix (experiment --shard i/n) into one results
                          folder, or the segments of a load (load --segment i/n) into one result
+  compare BEFORE AFTER   judge a change against the noise: two sets of runs (results folders, or
+                         run or load --json), metric by metric: medians, ratio with its interval,
+                         better / worse / no change (Holm-corrected, minimum effect); 99 a regression
   run                    process one batch of records (3 enrichment calls + 1 write each)
                          against a running mock service with a strategy: C1, C2, C3, C4,
                          C5-aimd, C5-vegas (adaptive limits), C6, C2-retries (retries),
@@ -75,7 +80,8 @@ Commands:
 Run "loadlab COMMAND --help" for a command's flags.
 
 Exit codes, for every command: 0 clean; 1 records, requests or runs failed; 2 bad input,
-or a target unfit for the command (nothing sent); 99 a --threshold of run or load breached;
+or a target unfit for the command (nothing sent); 99 a --threshold of run or load breached,
+or a significant regression found by compare;
 130 interrupted (SIGINT or SIGTERM): what was measured is written, marked partial.
 `
 
@@ -147,6 +153,8 @@ func dispatch(args []string, stdout io.Writer) error {
 		return runAdvise(args[1:], stdout)
 	case "mock":
 		return mockcmd.Main(args[1:], stdout)
+	case "compare":
+		return comparecmd.Main(args[1:], stdout)
 	case "simulate":
 		if len(args) < 2 {
 			return usageErr("simulate needs a model: concurrency or admission")
@@ -178,7 +186,7 @@ var (
 	checkURL    = cli.CheckURL
 )
 
-var commands = []string{"experiment", "preregister", "check", "merge", "run", "probe", "advise", "mock", "load", "simulate", "version", "help"}
+var commands = []string{"experiment", "preregister", "check", "merge", "compare", "run", "probe", "advise", "mock", "load", "simulate", "version", "help"}
 
 var writeJSON = cli.WriteJSON
 

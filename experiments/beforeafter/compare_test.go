@@ -1,0 +1,264 @@
+package beforeafter
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// cellOf is a cell of runs with the given values of each metric, run by
+// run; seeds, when given, run by run.
+func cellOf(name string, seeds []uint32, metrics map[string][]float64) Cell {
+	c := Cell{Name: name}
+	n := 0
+	for _, vs := range metrics {
+		n = max(n, len(vs))
+	}
+	for i := range n {
+		r := Run{Values: map[string]float64{}}
+		if seeds != nil {
+			r.Seed, r.HasSeed = seeds[i], true
+		}
+		for k, vs := range metrics {
+			if i < len(vs) {
+				r.Values[k] = vs[i]
+			}
+		}
+		c.Runs = append(c.Runs, r)
+	}
+	return c
+}
+
+func side(cells ...Cell) Side { return Side{Kind: Runs, Cells: cells} }
+
+func row(t *testing.T, rep Report, cell, metric string) Row {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Cell == cell && r.Metric.Name == metric {
+			return r
+		}
+	}
+	t.Fatalf("no row %s %s in %+v", cell, metric, rep.Rows)
+	return Row{}
+}
+
+// A halved accepted rate is worse (a ratio near 0.5, Holm's p over the
+// two metrics that vary); rejections from none to many are worse on the
+// difference scale; a metric that never varies is no change and not
+// counted; a 3% shift, however clear, is within the minimum effect.
+func TestDecisions(t *testing.T) {
+	t.Parallel()
+	before := side(cellOf("c", nil, map[string][]float64{
+		"accepted_per_second": {30, 31, 29.5, 30.5, 30.2}, "duration_seconds": {3.3, 3.2, 3.4, 3.3, 3.31},
+		"rejected.records": {0, 0, 0, 0, 0}, "call_timeouts": {0, 0, 0, 0, 0}, "permit_timeouts": {1, 1, 1, 1, 1}}))
+	after := side(cellOf("c", nil, map[string][]float64{
+		"accepted_per_second": {15, 16, 15.5, 14.8, 15.2}, "duration_seconds": {3.4, 3.41, 3.42, 3.43, 3.44},
+		"rejected.records": {40, 52, 47, 45, 50}, "call_timeouts": {0, 0, 0, 0, 0}, "permit_timeouts": {1, 1, 1, 1, 1}}))
+	rep, err := Compare(before, after, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Comparisons != 3 || rep.RunsNeeded != 5 {
+		t.Errorf("comparisons %d, runs needed %d; want 3 and 5", rep.Comparisons, rep.RunsNeeded)
+	}
+	acc := row(t, rep, "c", "accepted_per_second")
+	if acc.Decision != Worse || acc.Scale != Ratio || acc.Test != Unpaired || !near(*acc.P, 2.0/252) || !near(*acc.HolmP, 3*2.0/252) ||
+		math.Abs(*acc.Estimate-0.5) > 0.03 || !(*acc.Lo <= *acc.Estimate && *acc.Estimate <= *acc.Hi && *acc.Hi < 1) {
+		t.Errorf("accepted: %+v", acc)
+	}
+	rej := row(t, rep, "c", "rejected.records")
+	if rej.Decision != Worse || rej.Scale != Difference || rej.Change != nil || *rej.Estimate != 47 {
+		t.Errorf("rejections: %+v", rej)
+	}
+	if d := row(t, rep, "c", "duration_seconds"); d.Decision != NoChange || !strings.Contains(d.Note, "within the minimum effect") {
+		t.Errorf("duration 3%% longer: %+v", d)
+	}
+	if c := row(t, rep, "c", "call_timeouts"); c.Decision != NoChange || c.P != nil || !strings.Contains(c.Note, "nothing varies") {
+		t.Errorf("timeouts all 0: %+v", c)
+	}
+	if len(rep.Worse()) != 2 {
+		t.Errorf("worse: %+v", rep.Worse())
+	}
+	// The other way round: better.
+	rep, _ = Compare(after, before, Defaults())
+	if r := row(t, rep, "c", "accepted_per_second"); r.Decision != Better || math.Abs(*r.Estimate-2) > 0.1 {
+		t.Errorf("reversed: %+v", r)
+	}
+	// No minimum effect: the 3% is called.
+	o := Defaults()
+	o.MinEffect = 0
+	rep, _ = Compare(before, after, o)
+	if r := row(t, rep, "c", "duration_seconds"); r.Decision != Worse {
+		t.Errorf("no minimum effect: %+v", r)
+	}
+}
+
+// Too few runs for the level is an error that says how many are needed,
+// with the rows marked; cells and kinds that differ are refused naming
+// what differs; a metric named that is not in the table is refused.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	three := side(cellOf("c", nil, map[string][]float64{"accepted_per_second": {1, 2, 3}, "duration_seconds": {3, 2, 1}}))
+	rep, err := Compare(three, three, Defaults())
+	var few *TooFewRuns
+	if !errors.As(err, &few) || few.Needed != 5 || !strings.Contains(err.Error(), "needs at least 5 runs on each side") ||
+		rep.Rows[0].Decision != NotEnough {
+		t.Errorf("3 v 3 over 2 comparisons: %v, %+v", err, rep.Rows)
+	}
+	o := Defaults()
+	o.Metrics = []string{"accepted_per_second"}
+	four := side(cellOf("c", nil, map[string][]float64{"accepted_per_second": {1, 2, 3, 4}}))
+	if _, err := Compare(four, four, o); err != nil {
+		t.Errorf("4 v 4 over one comparison: %v", err)
+	}
+	other := side(cellOf("d", nil, map[string][]float64{"accepted_per_second": {1, 2, 3, 4}}))
+	if _, err := Compare(four, other, o); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "only before has c; only after has d") {
+		t.Errorf("cells differ: %v", err)
+	}
+	loads := other
+	loads.Kind = Loads
+	if _, err := Compare(four, loads, o); !errors.Is(err, ErrMismatch) {
+		t.Errorf("kinds differ: %v", err)
+	}
+	o.Metrics = []string{"p99_ms"}
+	if _, err := Compare(four, four, o); err == nil || !strings.Contains(err.Error(), `no metric "p99_ms" for runs`) {
+		t.Errorf("a load's metric of runs: %v", err)
+	}
+	o.Metrics = []string{"rejected.geo"}
+	if _, err := Compare(four, four, o); !errors.Is(err, ErrMismatch) {
+		t.Errorf("a metric neither side has: %v", err)
+	}
+}
+
+// Both sides on the same seeds, pairs enough for the level: the paired
+// test, on the log ratios seed by seed; too few pairs: unpaired.
+func TestPairedBySeed(t *testing.T) {
+	t.Parallel()
+	seeds := []uint32{1, 2, 3, 4, 5, 6, 7, 8}
+	base := []float64{30, 20, 40, 25, 35, 28, 33, 22} // seeds differ more than the change
+	worse := make([]float64, len(base))
+	for i, v := range base {
+		worse[i] = v * (0.9 + 0.001*float64(i))
+	}
+	o := Defaults()
+	o.Metrics = []string{"accepted_per_second"}
+	rep, err := Compare(side(cellOf("c", seeds, map[string][]float64{"accepted_per_second": base})),
+		side(cellOf("c", seeds, map[string][]float64{"accepted_per_second": worse})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Rows[0]
+	if r.Test != Paired || r.Pairs != 8 || !near(*r.P, 2.0/256) || r.Decision != Worse || math.Abs(*r.Estimate-0.9035) > 0.002 {
+		t.Errorf("paired: %+v (p %v, estimate %v)", r, *r.P, *r.Estimate)
+	}
+	// Unpaired, the seeds' spread hides the same change.
+	rep, _ = Compare(side(cellOf("c", nil, map[string][]float64{"accepted_per_second": base})),
+		side(cellOf("c", nil, map[string][]float64{"accepted_per_second": worse})), o)
+	if r := rep.Rows[0]; r.Test != Unpaired || r.Decision != NoChange {
+		t.Errorf("unpaired: %+v", r)
+	}
+	// Five pairs cannot reach 0.05 (2/32): the unpaired test is used.
+	rep, _ = Compare(side(cellOf("c", seeds[:5], map[string][]float64{"accepted_per_second": base[:5]})),
+		side(cellOf("c", seeds[:5], map[string][]float64{"accepted_per_second": worse[:5]})), o)
+	if r := rep.Rows[0]; r.Test != Unpaired {
+		t.Errorf("five pairs: %+v", r)
+	}
+}
+
+// selfComparisons compares one configuration with itself n times: runs
+// per side of six metrics drawn alike on both sides (log-normal rates and
+// durations of 2% to 30% spread, rejection and timeout counts that are
+// mostly 0), from seed; it returns the comparisons with any change called
+// and the changes called.
+func selfComparisons(n, runs int, seed uint64, o Options) (alarms, calls int) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	draw := func() Cell {
+		c := Cell{Name: "C4/healthy"}
+		for range runs {
+			v := map[string]float64{
+				"accepted_per_second": 30 * math.Exp(0.02*rng.NormFloat64()),
+				"duration_seconds":    3.3 * math.Exp(0.3*rng.NormFloat64()),
+				"rejected.enrichment": math.Floor(2 * rng.ExpFloat64()),
+				"rejected.records":    math.Max(0, math.Floor(40+12*rng.NormFloat64())),
+				"call_timeouts":       float64(rng.IntN(2)),
+				"permit_timeouts":     math.Floor(rng.ExpFloat64() * 0.5),
+			}
+			c.Runs = append(c.Runs, Run{Values: v})
+		}
+		return c
+	}
+	for range n {
+		rep, err := Compare(side(draw()), side(draw()), o)
+		if err != nil {
+			panic(err)
+		}
+		k := 0
+		for _, r := range rep.Rows {
+			if r.Decision == Better || r.Decision == Worse {
+				k++
+			}
+		}
+		if k > 0 {
+			alarms++
+		}
+		calls += k
+	}
+	return alarms, calls
+}
+
+// One configuration compared with itself, 200 times over synthetic seeded
+// samples of five runs a side: the comparisons that call any change are
+// within what the family-wise alpha of 0.05 allows (10 expected at most;
+// the bound is the 99.9th percentile of Binomial(200, 0.05), 22), with
+// the minimum effect and without it; and at ten runs a side.
+func TestFalseAlarms(t *testing.T) {
+	t.Parallel()
+	const n, bound = 200, 22
+	for _, c := range []struct {
+		name      string
+		runs      int
+		minEffect float64
+	}{{"5 runs, min effect 5%", 5, 0.05}, {"5 runs, no min effect", 5, 0}, {"10 runs, min effect 5%", 10, 0.05}} {
+		o := Defaults()
+		o.MinEffect = c.minEffect
+		alarms, calls := selfComparisons(n, c.runs, 41, o)
+		t.Logf("%s: %d of %d self-comparisons called a change (%d changes called), alpha 0.05 allows %.0f on average",
+			c.name, alarms, n, calls, o.Alpha*n)
+		if alarms > bound {
+			t.Errorf("%s: %d false alarms in %d, more than %d", c.name, alarms, n, bound)
+		}
+	}
+}
+
+// The same synthetic configuration with its accepted rate 30% lower is
+// called worse nearly every time at five runs a side: the control of
+// false alarms leaves the power to see a real regression.
+func TestPowerAtFiveRuns(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 9))
+	hits := 0
+	for range 50 {
+		draw := func(scale float64) Cell {
+			c := Cell{Name: "c"}
+			for range 5 {
+				c.Runs = append(c.Runs, Run{Values: map[string]float64{
+					"accepted_per_second": scale * 30 * math.Exp(0.05*rng.NormFloat64()),
+					"duration_seconds":    3.3 / scale * math.Exp(0.05*rng.NormFloat64()),
+				}})
+			}
+			return c
+		}
+		rep, err := Compare(side(draw(1)), side(draw(0.7)), Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row(t, rep, "c", "accepted_per_second").Decision == Worse {
+			hits++
+		}
+	}
+	if hits < 45 {
+		t.Errorf("a 30%% lower rate called worse %d times in 50", hits)
+	}
+}

@@ -1,0 +1,122 @@
+package beforeafter
+
+import (
+	"fmt"
+	"math"
+)
+
+// test runs each row's test whose decision is open, adjusts the p values
+// by Holm over them, and decides each: a change is called when its
+// adjusted p is at most alpha and it moves the metric by at least the
+// minimum effect; level is alpha over the comparisons counted.
+func (r *Report) test(before, after Side, level float64) {
+	var open []int
+	for i := range r.Rows {
+		if r.Rows[i].Decision == "" {
+			open = append(open, i)
+		}
+	}
+	var ps []float64
+	var tested []int
+	for _, i := range open {
+		row := &r.Rows[i]
+		if !row.measure(level, r.Level) {
+			continue
+		}
+		ps, tested = append(ps, *row.P), append(tested, i)
+	}
+	for k, adj := range holm(padded(ps, len(open))) {
+		if k < len(tested) {
+			row := &r.Rows[tested[k]]
+			row.HolmP = ptr(adj)
+			row.decide(r.Alpha, r.MinEffect)
+		}
+	}
+}
+
+// padded is p with a p of 1 for each comparison counted but not tested
+// (too few values), so that Holm counts every comparison.
+func padded(p []float64, n int) []float64 {
+	out := append([]float64(nil), p...)
+	for len(out) < n {
+		out = append(out, 1)
+	}
+	return out
+}
+
+// measure runs the row's test and estimate: paired when its cells pair by
+// seed with pairs enough for level, else unpaired; on the logs when every
+// value is positive (a ratio), else on the values (a difference). False,
+// the row decided not enough runs, when its values cannot reach level.
+func (row *Row) measure(level, intervalLevel float64) bool {
+	logs := positive(row.before, row.after)
+	b, a := row.before, row.after
+	if logs {
+		b, a = logsOf(b), logsOf(a)
+	}
+	var e estimate
+	var p float64
+	if d := row.pairedDiffs(logs); len(d) >= 2 && LeastPaired(len(d)) <= level {
+		row.Test, row.Pairs = Paired, len(d)
+		p, _ = signedRank(d)
+		e = shiftPaired(d, intervalLevel)
+	} else {
+		if LeastUnpaired(len(b), len(a)) > level {
+			row.Decision = NotEnough
+			row.Note = fmt.Sprintf("%d values before and %d after (runs without the metric): at least %d a side can reach a p of %.3g",
+				len(b), len(a), RunsNeeded(level), level)
+			return false
+		}
+		row.Test = Unpaired
+		p, _ = mannWhitney(b, a)
+		e = shiftUnpaired(b, a, intervalLevel)
+	}
+	row.P, row.Coverage = ptr(p), ptr(e.coverage)
+	if logs {
+		row.Scale = Ratio
+		row.Estimate, row.Lo, row.Hi = ptr(math.Exp(e.est)), ptr(math.Exp(e.lo)), ptr(math.Exp(e.hi))
+		row.Change = ptr(math.Exp(e.est) - 1)
+		return true
+	}
+	row.Scale = Difference
+	row.Estimate, row.Lo, row.Hi = ptr(e.est), ptr(e.lo), ptr(e.hi)
+	if row.Before.Median != 0 {
+		row.Change = ptr(e.est / math.Abs(row.Before.Median))
+	}
+	return true
+}
+
+func logsOf(vals []float64) []float64 {
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		out[i] = math.Log(v)
+	}
+	return out
+}
+
+// decide calls the row better, worse or no change from its adjusted p,
+// its change and the metric's direction.
+func (row *Row) decide(alpha, minEffect float64) {
+	row.Decision = NoChange
+	if *row.HolmP > alpha {
+		return
+	}
+	shift := *row.Estimate
+	if row.Scale == Ratio {
+		shift = math.Log(shift)
+	}
+	beyond := shift != 0
+	if row.Change != nil {
+		beyond = math.Abs(*row.Change) >= minEffect
+	}
+	if !beyond {
+		row.Note = fmt.Sprintf("significant, but within the minimum effect of %g%%", 100*minEffect)
+		return
+	}
+	up := shift > 0
+	if up == (row.Metric.Direction == HigherIsBetter) {
+		row.Decision = Better
+	} else {
+		row.Decision = Worse
+	}
+}
