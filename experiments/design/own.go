@@ -230,6 +230,10 @@ func (s *Spec) loadOwn(path string) *problem {
 	if err != nil {
 		return fail(at("pipeline"), err)
 	}
+	// As the experiment file names it, wherever it was read from: the
+	// results of one experiment hold one pipeline, whether it was begun
+	// from the file's folder and resumed from another or not.
+	p.File = s.Pipeline
 	own := &Own{Pipeline: p, Copies: map[string]config.Virtual{}, Fit: map[string][]string{}}
 	for _, name := range slices.Sorted(maps.Keys(s.Virtual)) {
 		if p.Dependency(name) == nil {

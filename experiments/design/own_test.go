@@ -1,6 +1,7 @@
 package design_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,5 +116,46 @@ func TestStarterLoads(t *testing.T) {
 	delete(at.Probes, "stock")
 	if _, _, err := design.Starter("mine", p, probes, at); err == nil || !strings.Contains(err.Error(), "no probe of stock") {
 		t.Errorf("a dependency without a probe: %v", err)
+	}
+}
+
+// A copy's queue slots and a rate-limited copy's rate change by their
+// multiples; nothing else of the copy does.
+func TestQueueAndRateChanges(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	text := strings.Replace(exptest.OwnSpec, "  - name: half-orders\n", "  - name: no-queue\n    orders: {queue: 0}\n  - name: half-rate\n    stock: {rate: 0.5}\n  - name: half-orders\n", 1)
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, stock := spec.Own.Copies["orders"], spec.Own.Copies["stock"]
+	noQueue, halfRate := spec.CopiesFor("no-queue")["orders"], spec.CopiesFor("half-rate")["stock"]
+	if noQueue.Station.Queue != 0 || noQueue.Station.Workers != orders.Station.Workers || orders.Station.Queue != 3 {
+		t.Errorf("no-queue: %+v (as fitted %+v)", noQueue.Station, orders.Station)
+	}
+	if halfRate.Rate.PerSecond != stock.Rate.PerSecond/2 || halfRate.Rate.Burst != stock.Rate.Burst || spec.Own.Copies["stock"].Rate.PerSecond != stock.Rate.PerSecond {
+		t.Errorf("half-rate: %+v (as fitted %+v)", halfRate.Rate, stock.Rate)
+	}
+}
+
+// The services an experiment file names load the same from any working
+// folder: the results of a run begun in one and resumed from another
+// hold one design.
+func TestOwnServicesLoadAlikeFromAnywhere(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	file := exptest.WriteFile(t, dir, "own.yaml", exptest.OwnSpec)
+	abs, err := design.LoadSpec(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	local, err := design.LoadSpec("own.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(abs)
+	b, _ := json.Marshal(local)
+	if string(a) != string(b) {
+		t.Errorf("loaded from %s and from its folder, the experiment differs:\n%s\n%s", file, a, b)
 	}
 }
