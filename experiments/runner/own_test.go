@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,6 +74,12 @@ func TestOwnServicesExperiment(t *testing.T) {
 	t.Parallel() // it checks counts and statuses, not speed
 	bin := exptest.BuildLoadlab(t)
 	dir := exptest.OwnServices(t, t.TempDir())
+	// The originals: a service that counts what reaches it, which nothing
+	// of the experiment may.
+	var reached atomic.Int64
+	original := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	defer original.Close()
+	exptest.WriteFile(t, dir, "shop.yaml", strings.ReplaceAll(exptest.OwnPipeline, "http://127.0.0.1:9", original.URL))
 	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", exptest.OwnSpec))
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +133,9 @@ func TestOwnServicesExperiment(t *testing.T) {
 		t.Errorf("check: %v", err)
 	}
 	ownReport(t, res)
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the original services received %d requests during the experiment; want none", n)
+	}
 }
 
 // ownReport writes the experiment's report and reads what it says of the
