@@ -118,7 +118,7 @@ func (r *runner) call(dep *pipeline.Dependency, path string, body []byte, header
 		}
 		req, err := http.NewRequestWithContext(ctx, dep.Method, base+path, rd)
 		if err != nil {
-			return 0, fmt.Errorf("%w: %v", errNotSent, err)
+			return 0, fmt.Errorf("%w: %w", errNotSent, err)
 		}
 		if len(body) > 0 {
 			req.Header.Set("Content-Type", "application/json")

@@ -125,7 +125,7 @@ func (c Client) Discover(ctx context.Context, path string) (*Identity, error) {
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // interrupted: not the target's fault
 	default:
-		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %v", ErrUnreachable, DiscoverTimeout, err)
+		return nil, fmt.Errorf("%w: it accepted a connection but did not answer HTTP within %v: %w", ErrUnreachable, DiscoverTimeout, err)
 	}
 }
 
