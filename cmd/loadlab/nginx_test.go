@@ -96,7 +96,7 @@ func TestNginxSeesOnlyTheLoad(t *testing.T) {
 	if code := run([]string{"run", "--target", url, "--records", "5"}, &out, &errb); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errb.String())
 	}
-	allowed := map[string]bool{"POST /orders": true, "OPTIONS /orders": true, "POST /enrich": true, "OPTIONS /enrich": true, "POST /records": true}
+	allowed := map[string]bool{"POST /orders": true, "OPTIONS /orders": true, "POST /enrich": true, "OPTIONS /enrich": true, "POST /records": true, "OPTIONS /records": true}
 	var b []byte
 	deadline := time.Now().Add(2 * time.Second) // nginx writes its log as requests end
 	for time.Now().Before(deadline) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
@@ -235,4 +237,42 @@ func withoutTests(t *testing.T, got, want string) (string, string) {
 		g[i], w[i] = strings.Join(gc, " | "), strings.Join(wc, " | ")
 	}
 	return strings.Join(g, "\n"), strings.Join(w, "\n")
+}
+
+// The advised strategies of the committed replication say what a knee
+// counts, in the Markdown and the HTML, beside the row it explains: the
+// slow-enrichment scenario's system of record, 6 workers and 6 queue
+// slots (its first rejection at 13), has its knee at 7, a worker above
+// its workers, since the client counts the calls whose answers are still
+// on their way back.
+func TestAdvisedTableSaysWhatAKneeCounts(t *testing.T) {
+	res, err := resultsfile.ReadResults("../results/replication-v4/results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, html bytes.Buffer
+	WriteMarkdown(&md, res)
+	if err := WriteHTML(&html, res); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	i := strings.Index(out, "## Advised strategies")
+	j := strings.Index(out[max(i, 0):], "\n## ")
+	if i < 0 || j < 0 {
+		t.Fatalf("no advised strategies section:\n%s", out)
+	}
+	section := out[i : i+j]
+	says := []string{fmt.Sprintf("The knee is the smallest concurrency probed whose successes per second reach %.0f%% of the plateau.", 100*probe.KneeFraction),
+		"It counts calls in flight at the client, network round trips included, so where the service queues, " +
+			"a knee at or a little above its workers is the concurrency that keeps every worker busy while answers travel back."}
+	for _, want := range append(says, "| slow-enrichment | records | 0.03453 | 7 | 13 | 7 (the knee) |") {
+		if !strings.Contains(section, want) {
+			t.Errorf("the advised section lacks %q:\n%s", want, section)
+		}
+	}
+	for _, want := range says {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
 }

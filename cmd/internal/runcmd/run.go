@@ -128,8 +128,8 @@ func Main(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.PipelineOrLab().Accepting(context.Background(), cfg.Dial, cfg.Wait, cfg.CallBases(), cfg.Target); err != nil { // records.Run asks the target
-		return usageErr("%v", runHint(fmt.Errorf("%w: %w", records.ErrUnreachable, err)))
+	if err := o.preflight(cfg); err != nil {
+		return err
 	}
 	if o.faultsFile != "" {
 		proxies, err := faults.StartFile(o.faultsFile, cfg.CallBases())
