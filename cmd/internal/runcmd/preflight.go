@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/loadlab/loadlab/client/pipeline"
@@ -13,10 +14,14 @@ import (
 )
 
 // preflight checks, before the first record, that each service the run
-// calls accepts a connection and then that each dependency's path is
-// there and takes its method (pipeline.Answering): a wrong one refused
-// here, exit 2, not twenty records failed with 404 or 405. A target that
-// accepts no connection is said as records.Run says it.
+// calls accepts a connection and then that each dependency's path takes
+// its method (pipeline.Answering): a method the path's Allow lacks is
+// refused here, exit 2, not twenty records failed with 405, and so is a
+// lab route the target lacks (404). On one's own services a 404 to
+// OPTIONS is said, not refused: a handler that answers only its own
+// method (or a router's default) 404s every other, and a lookup of an
+// unknown id may too, so it is no proof that the path is wrong. A target
+// that accepts no connection is said as records.Run says it.
 func (o *runOptions) preflight(cfg records.Config) error {
 	ctx := context.Background()
 	p, bases := cfg.PipelineOrLab(), cfg.CallBases()
@@ -30,7 +35,11 @@ func (o *runOptions) preflight(cfg records.Config) error {
 	}
 	err := p.Answering(ctx, cfg.Dial, bases)
 	var ae *pipeline.AnswerError
-	if errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae) && ae.NoPath && o.pipelineFile != "":
+		fmt.Fprintf(os.Stderr, "loadlab: run: %v (a service may answer 404 to OPTIONS alone): if its calls answer 404 too, %s\n", err, o.answerFix(ae))
+		return nil
+	case errors.As(err, &ae):
 		return usageErr("run: %v; %s", err, o.answerFix(ae))
 	}
 	return err
