@@ -80,7 +80,7 @@ lint:
 # repository's layout, size and word checks).
 PARALLEL_PKGS := budgets client/advise client/cpulimit client/loadresult client/pipeline client/probe \
 	client/records client/sendpool client/split client/threshold client/transport client/virtualcopy cmd/example-shop cmd/internal/cli cmd/internal/comparecmd cmd/internal/mockcmd \
-	experiments/beforeafter experiments/compare experiments/design experiments/judge experiments/models experiments/plan \
+	experiments/beforeafter experiments/compare experiments/design experiments/judge experiments/models experiments/plan experiments/starter \
 	experiments/report experiments/report/charts experiments/resultsfile \
 	mockservice/api mockservice/config mockservice/field mockservice/latency mockservice/mocktest mockservice/virtual \
 	mockservice/yamlfile deploy/repocheck

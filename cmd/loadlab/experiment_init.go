@@ -12,7 +12,7 @@ import (
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
-	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/starter"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -45,7 +45,7 @@ func (o *experimentOptions) writeStarter(stdout io.Writer) error {
 	}
 	exp, hyp := cmpOr(o.file, starterExperiment), cmpOr(o.hypotheses, starterHypotheses)
 	dir := filepath.Dir(exp)
-	at := design.StarterPaths{Pipeline: relTo(dir, o.starter.pipeline), Probes: map[string]string{}}
+	at := starter.Paths{Pipeline: relTo(dir, o.starter.pipeline), Probes: map[string]string{}}
 	probes := map[string]probe.Result{}
 	for _, name := range slices.Sorted(maps.Keys(o.starter.probes.M)) {
 		file := o.starter.probes.M[name]
@@ -61,7 +61,7 @@ func (o *experimentOptions) writeStarter(stdout io.Writer) error {
 	if o.file == "" {
 		name = p.Name
 	}
-	expText, hypText, err := design.Starter(name, p, probes, at)
+	expText, hypText, err := starter.Files(name, p, probes, at)
 	if err != nil {
 		return usageErr("experiment: --init: %v: give --probe NAME=FILE for each dependency (loadlab probe --json)", err)
 	}

@@ -71,6 +71,19 @@ func (o *Own) strategy(name string) (strategy.Strategy, bool) {
 	return st, ok
 }
 
+// Real are the pipeline's dependencies without a virtual copy: their
+// calls go to their base_url, a real service, whose counts the runs are
+// not reconciled with.
+func (o *Own) Real() []string {
+	var out []string
+	for _, d := range o.Pipeline.Names() {
+		if _, ok := o.Copies[d]; !ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Write is the pipeline's write: the dependency of its last step.
 func (o *Own) Write() string { return o.Pipeline.Write() }
 
@@ -286,10 +299,12 @@ func (s Spec) validateOwn() *problem {
 	if s.Own == nil {
 		return fail(at("pipeline"), errors.New("not loaded"))
 	}
-	for _, dep := range s.Own.Pipeline.Names() {
-		if _, ok := s.Virtual[dep]; !ok {
-			return failf(at("virtual"), "no virtual copy of %s: give %s: {probe: FILE} (every dependency runs against its copy, so that each run is reconciled with the copy's counts and repeated from its seed)", dep, dep)
-		}
+	if len(s.Virtual) == 0 {
+		return fail(at("virtual"), errors.New("give a virtual copy of at least one dependency (NAME: {probe: FILE}): an experiment on one's own services runs against copies"))
+	}
+	if real := s.Own.Real(); len(real) > 0 && s.TimeScale != 1 {
+		return failf(at("time_scale"), "%v: %s has no virtual copy, so its calls go to its base_url, a real service, which runs in real time: give time_scale: 1, or a copy of it (%s: {probe: FILE})",
+			s.TimeScale, strings.Join(real, ", "), real[0])
 	}
 	if len(s.PhasedScenarios) > 0 {
 		return fail(at("phased"), errors.New("an experiment on one's own services has no phased scenarios yet: give scenarios that change the copies"))

@@ -2,13 +2,8 @@ package design_test
 
 import (
 	"encoding/json"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/client/probe"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
@@ -63,7 +58,7 @@ func TestOwnServicesMistakes(t *testing.T) {
 		{"rate of a station", "{workers: 0.5}", "{rate: 2}", "the copy of orders has no rate limit"},
 		{"a lab scenario", "  - as-probed\n", "  - healthy\n", `scenarios[0]: "healthy": a scenario of one's own services is as-probed`},
 		{"lab budgets", "[C2, advised, mine]", "[C2, C4]", "strategies[1]: C4: "},
-		{"a copy missing", "  stock: {probe: stock.json}\n", "", "virtual: no virtual copy of stock"},
+		{"a copy missing", "  stock: {probe: stock.json}\n", "", "time_scale: 0.1: stock has no virtual copy, so its calls go to its base_url, a real service"},
 		{"a probe missing", "probe: orders.json", "probe: nope.json", "virtual.orders.probe: "},
 		{"a dependency missing", "  stock: {probe: stock.json}\n", "  stok: {probe: stock.json}\n", `virtual.stok: pipeline shop has no dependency stok (it has stock, orders); did you mean "stock"?`},
 	} {
@@ -75,47 +70,6 @@ func TestOwnServicesMistakes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
 		}
-	}
-}
-
-// A starter experiment on one's own services loads as written, with its
-// hypotheses: every dependency against its copy, as-probed and a slow and
-// a smaller scenario per dependency, C2 against advised.
-func TestStarterLoads(t *testing.T) {
-	dir := exptest.OwnServices(t, t.TempDir())
-	p, err := pipeline.Load(filepath.Join(dir, "shop.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probes := map[string]probe.Result{}
-	for _, d := range p.Names() {
-		if probes[d], err = probe.ReadFile(filepath.Join(dir, d+".json")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	at := design.StarterPaths{Pipeline: "shop.yaml", Probes: map[string]string{"stock": "stock.json", "orders": "orders.json"}}
-	exp, hyp, err := design.Starter("mine", p, probes, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "experiment.yaml", exp))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, exp)
-	}
-	hs, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "hypotheses.yaml", hyp), spec)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, hyp)
-	}
-	want := []string{design.AsProbed, "slow-stock", "half-stock", "slow-orders", "half-orders"}
-	if !slices.Equal(spec.Scenarios, want) || len(spec.Cells()) != 10 || len(hs) != 6 || *spec.Changes["half-orders"]["orders"].Workers != 0.5 {
-		t.Errorf("scenarios %v, %d cells, %d hypotheses", spec.Scenarios, len(spec.Cells()), len(hs))
-	}
-	if got := spec.Advise.Probes["orders"]; len(got.Concurrency) != len(probes["orders"].Steps) || got.Body != p.Dependency("orders").Body {
-		t.Errorf("the advise section's orders probe %+v", got)
-	}
-	delete(at.Probes, "stock")
-	if _, _, err := design.Starter("mine", p, probes, at); err == nil || !strings.Contains(err.Error(), "no probe of stock") {
-		t.Errorf("a dependency without a probe: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
@@ -30,8 +31,10 @@ func refused(st api.StationStats) int {
 // the write's): every dependency's calls sent against the requests its
 // copy counted, and the writes refused against the write copy's
 // refusals. Copies keep no store, so a write of unknown outcome stays
-// unresolved, which is a difference.
-func ReconcileCopies(c records.Result, s api.Stats, unknown resultsfile.Resolution, write string) resultsfile.Reconciliation {
+// unresolved, which is a difference. The calls to realDeps, the
+// dependencies without a copy, went to real services and are not
+// compared: Partial says so.
+func ReconcileCopies(c records.Result, s api.Stats, unknown resultsfile.Resolution, write string, realDeps []string) resultsfile.Reconciliation {
 	r := resultsfile.Reconciliation{
 		Client: resultsfile.ClientCount{WritesCreated: c.WritesCreated, WritesDuplicate: c.WritesDuplicate,
 			WriteRejections: c.WriteRejections, WriteUnknown: c.WriteUnknown, CallsSent: map[string]int{},
@@ -40,7 +43,10 @@ func ReconcileCopies(c records.Result, s api.Stats, unknown resultsfile.Resoluti
 		WriteUnknownUnresolved: unknown.Unresolved,
 	}
 	differ := func(format string, a ...any) { r.Differences = append(r.Differences, fmt.Sprintf(format, a...)) }
-	if c.WriteRejections != r.Server.RejectedWrites {
+	if len(realDeps) > 0 {
+		r.Partial = fmt.Sprintf("the calls to %s went to real services, not copies: not reconciled", strings.Join(realDeps, ", "))
+	}
+	if c.WriteRejections != r.Server.RejectedWrites && !slices.Contains(realDeps, write) {
 		differ("rejected writes: client %d, the copy of %s %d", c.WriteRejections, write, r.Server.RejectedWrites)
 	}
 	if unknown.Unresolved > 0 {
@@ -48,7 +54,7 @@ func ReconcileCopies(c records.Result, s api.Stats, unknown resultsfile.Resoluti
 	}
 	deps := slices.Sorted(maps.Keys(s.Stations))
 	for dep := range c.CallsSent {
-		if _, ok := s.Stations[dep]; !ok {
+		if _, ok := s.Stations[dep]; !ok && !slices.Contains(realDeps, dep) {
 			deps = append(deps, dep)
 		}
 	}
@@ -66,12 +72,19 @@ func ReconcileCopies(c records.Result, s api.Stats, unknown resultsfile.Resoluti
 // copies' (write: the write's dependency): the peak of concurrent writes
 // the write's copy was offered, the stored writes (none: copies keep no
 // store), and by dependency the peak calls in flight at the client and
-// the calls its copy refused.
-func ownMetrics(m map[string]float64, c records.Result, s api.Stats, write string) {
+// the calls its copy refused; a real write's (realDeps: the dependencies
+// without a copy) peak is not known.
+func ownMetrics(m map[string]float64, c records.Result, s api.Stats, write string, realDeps []string) {
 	delete(m, "stored_writes")
 	delete(m, "peak_in_flight_enrichment")
 	delete(m, "peak_in_flight_records")
-	m["peak_concurrent_writes"] = float64(s.Stations[write].HighWater.Offered)
+	delete(m, "peak_concurrent_writes")
+	if !slices.Contains(realDeps, write) {
+		m["peak_concurrent_writes"] = float64(s.Stations[write].HighWater.Offered)
+	}
+	for _, dep := range realDeps {
+		m["peak_in_flight_"+dep] = float64(c.PeakInFlight[dep])
+	}
 	for dep, st := range s.Stations {
 		m["peak_in_flight_"+dep] = float64(c.PeakInFlight[dep])
 		m[dep+"_refused"] = float64(refused(st))

@@ -143,8 +143,8 @@ func Derive(rec *resultsfile.RunRecord, scale float64) {
 	}
 	rc := Reconcile(*rec.Client, *rec.Server, unknown)
 	if rec.WriteStation != "" {
-		ownMetrics(rec.Metrics, *rec.Client, *rec.Server, rec.WriteStation)
-		rc = ReconcileCopies(*rec.Client, *rec.Server, unknown, rec.WriteStation)
+		ownMetrics(rec.Metrics, *rec.Client, *rec.Server, rec.WriteStation, rec.Real)
+		rc = ReconcileCopies(*rec.Client, *rec.Server, unknown, rec.WriteStation, rec.Real)
 	}
 	if rec.Faulted {
 		rc = ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.Restarts())

@@ -26,6 +26,10 @@ func ownSection(sp design.Spec) (intro string, copies table, scenarios []string)
 	}
 	intro = fmt.Sprintf("Pipeline %s (%s; the write: %s), every dependency against a virtual copy fitted from its probe:", o.Pipeline.Name,
 		strings.Join(o.Pipeline.Names(), ", "), o.Write())
+	if real := o.Real(); len(real) > 0 {
+		intro = fmt.Sprintf("Pipeline %s (%s; the write: %s); %s at its base_url, a real service whose calls are not reconciled, the others against virtual copies fitted from their probes:",
+			o.Pipeline.Name, strings.Join(o.Pipeline.Names(), ", "), o.Write(), strings.Join(real, ", "))
+	}
 	copies.Head = []string{"dependency", "probe", "method", "workers", "queue slots", "refusal", "rate (per lab s)", "median service ms", "longest service ms"}
 	for _, name := range slices.Sorted(maps.Keys(o.Copies)) {
 		v := o.Copies[name]

@@ -59,6 +59,9 @@ type RunRecord struct {
 	// the reconciliation compares every dependency's calls and the
 	// write's refusals, not stored writes.
 	WriteStation string `json:"write_station,omitempty"`
+	// Real are the dependencies of such a run without a copy: their calls
+	// went to real services, and are not reconciled.
+	Real []string `json:"real,omitempty"`
 	// QuietBefore is the wait for the mock service to finish earlier work
 	// before the run's reset; QuietAfter the wait after the run, before the
 	// scrape.

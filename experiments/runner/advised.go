@@ -70,22 +70,16 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfil
 	if err != nil {
 		return fail("%v", err)
 	}
-	at := func(string) (api.Client, time.Duration) { return mock, quietLimit(ex.cfg.MockConfig, scale) }
+	at := func(string) (api.Client, time.Duration, bool) {
+		return mock, quietLimit(ex.cfg.MockConfig, scale), true
+	}
 	if spec.Own != nil {
-		// One's own services: their copies as the scenario shapes them.
-		shaped := spec.CopiesFor(scenario)
-		cfg := config.Copies{Seed: spec.Seed, TimeScale: scale}
-		for _, name := range slices.Sorted(maps.Keys(shaped)) {
-			cfg.Copies = append(cfg.Copies, shaped[name])
-		}
-		urls, stop, err := ex.cfg.Copies.StartCopies(cfg)
+		own, stop, err := ex.ownTargets(scenario, scale)
 		if err != nil {
 			return fail("virtual copies: %v", err)
 		}
-		defer func() { _ = stop() }()
-		at = func(dep string) (api.Client, time.Duration) {
-			return ex.mockClient(urls[dep]), copiesQuietLimit(shaped, scale)
-		}
+		defer stop()
+		at = own
 	} else if err := mock.SetProfile(ctx, spec.ProfileOf(scenario)); err != nil {
 		// A phased scenario is probed under the profile it starts from.
 		return fail("set profile: %v", err)
@@ -93,10 +87,12 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfil
 	lab := spec.PipelineOf()
 	caps := map[string]advise.Capacity{}
 	for _, d := range lab.Dependencies {
-		target, quietFor := at(d.Name)
-		waitQuiet(ctx, target, quietFor)
-		if err := target.Reset(ctx); err != nil {
-			return fail("reset: %v", err)
+		target, quietFor, isMock := at(d.Name)
+		if isMock {
+			waitQuiet(ctx, target, quietFor)
+			if err := target.Reset(ctx); err != nil {
+				return fail("reset: %v", err)
+			}
 		}
 		cfg, err := ex.probeConfig(d, target, scale)
 		if err != nil {
@@ -125,6 +121,30 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfil
 		a.Strategy.Rates[dep] = r * scale // a run's rates are per lab second
 	}
 	return a
+}
+
+// ownTargets are, for an experiment on one's own services, where each
+// dependency is probed for the advice under scenario: its copy as the
+// scenario shapes it (started here, until stop), or a dependency without
+// one at its base_url, as it is (neither waited on nor reset).
+func (ex *execution) ownTargets(scenario string, scale float64) (at func(string) (api.Client, time.Duration, bool), stop func(), err error) {
+	spec := ex.cfg.Spec
+	shaped := spec.CopiesFor(scenario)
+	cfg := config.Copies{Seed: spec.Seed, TimeScale: scale}
+	for _, name := range slices.Sorted(maps.Keys(shaped)) {
+		cfg.Copies = append(cfg.Copies, shaped[name])
+	}
+	urls, stopCopies, err := ex.cfg.Copies.StartCopies(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	at = func(dep string) (api.Client, time.Duration, bool) {
+		if url, ok := urls[dep]; ok {
+			return ex.mockClient(url), copiesQuietLimit(shaped, scale), true
+		}
+		return api.Client{BaseURL: spec.Own.Pipeline.Dependency(dep).BaseURL}, 0, false
+	}
+	return at, func() { _ = stopCopies() }, nil
 }
 
 // probeConfig is the probe of dependency d that the experiment's advise

@@ -64,7 +64,8 @@ func (cs copySet) Stats(ctx context.Context) (api.Stats, error) {
 // unresolved.
 func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell, run int) (rec resultsfile.RunRecord) {
 	spec := ex.cfg.Spec
-	rec = resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(spec, run), Status: resultsfile.RunValid, WriteStation: spec.Own.Write()}
+	rec = resultsfile.RunRecord{Cell: c, Run: run, Seed: plan.RunSeed(spec, run), Status: resultsfile.RunValid, WriteStation: spec.Own.Write(),
+		Real: spec.Own.Real()}
 	t0 := time.Now()
 	defer func() { rec.Seconds = time.Since(t0).Seconds() }() // rec is the named result
 	fail := func(err error) resultsfile.RunRecord {
@@ -126,7 +127,11 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 func (ex *execution) ownChildConfig(urls map[string]string, c design.Cell, run int, scale float64) (records.Config, error) {
 	spec := ex.cfg.Spec
 	p := spec.Own.Pipeline
-	cfg := records.Config{Target: urls[spec.Own.Write()], CallURLs: urls, Records: spec.RecordsFor(c), TimeScale: scale, Pipeline: p,
+	target := urls[p.Write()]
+	if target == "" { // the write is a real service's
+		target = p.Dependency(p.Write()).BaseURL
+	}
+	cfg := records.Config{Target: target, CallURLs: urls, Records: spec.RecordsFor(c), TimeScale: scale, Pipeline: p,
 		CallTimeout: spec.CallTimeout, PermitTimeout: spec.PermitTimeout, Duration: spec.Duration,
 		RunID: fmt.Sprintf("%s-%s-%s-%d-", c.Strategy, c.Scenario, c.CPU, run), SampleInterval: sampleInterval(scale)}
 	s, err := ex.strategyOf(c)

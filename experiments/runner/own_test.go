@@ -161,3 +161,49 @@ func ownReport(t *testing.T, res *resultsfile.Results) {
 		t.Errorf("report.md speaks of the lab's services:\n%s", md)
 	}
 }
+
+// A dependency without a copy runs against its base_url, a real service,
+// at time scale 1: its calls are not reconciled (the reconciliation says
+// so), the copies' are, and the real service receives exactly the calls
+// the client sent it.
+func TestOwnServicesWithARealDependency(t *testing.T) {
+	t.Parallel() // it checks counts and statuses, not speed
+	bin := exptest.BuildLoadlab(t)
+	dir := exptest.OwnServices(t, t.TempDir())
+	var reached atomic.Int64
+	stock := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	defer stock.Close()
+	exptest.WriteFile(t, dir, "shop.yaml", strings.Replace(exptest.OwnPipeline, "http://127.0.0.1:9", stock.URL, 1))
+	text := strings.NewReplacer("  stock: {probe: stock.json}\n", "", "time_scale: 0.1", "time_scale: 1", "records: 30", "records: 20",
+		"[C2, advised, mine]", "[C2, mine]", "  - name: slow-orders\n    orders: {service_time: 3}\n", "").Replace(exptest.OwnSpec)
+	text = text[:strings.Index(text, "advise:")]
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if got := spec.Own.Real(); len(got) != 1 || got[0] != "stock" {
+		t.Fatalf("real dependencies %v, want stock", got)
+	}
+	r := mustNew(t, Config{Spec: spec, Binary: bin, Copies: startCopies{t}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, run := range res.Runs {
+		rc := run.Reconciliation
+		if !run.Valid() || !strings.Contains(rc.Partial, "stock went to real services") || rc.Server.Requests["orders"] != rc.Client.CallsSent["orders"] {
+			t.Errorf("%s run %d: %s: %s; reconciliation %+v", run.Cell, run.Run, run.Status, run.Reason, rc)
+		}
+		sent += run.Client.CallsSent["stock"]
+	}
+	if len(res.Runs) != 12 || sent == 0 || int64(sent) != reached.Load() {
+		t.Errorf("%d runs; the client sent stock %d calls, the real stock received %d", len(res.Runs), sent, reached.Load())
+	}
+	if _, err := design.LoadSpec(exptest.WriteFile(t, dir, "scaled.yaml", strings.Replace(text, "time_scale: 1", "time_scale: 0.1", 1))); err == nil ||
+		!strings.Contains(err.Error(), "stock has no virtual copy, so its calls go to its base_url") {
+		t.Errorf("a real dependency at time scale 0.1: %v", err)
+	}
+}

@@ -1,4 +1,7 @@
-package design
+// Package starter writes a starter experiment on one's own services and
+// its hypotheses, from a pipeline and a probe of each dependency, for the
+// user to edit and lock (loadlab experiment --init).
+package starter
 
 import (
 	"fmt"
@@ -7,17 +10,18 @@ import (
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/experiments/design"
 )
 
-// StarterPaths are where a starter experiment's files are, as its
+// Paths are where a starter experiment's files are, as its
 // experiment file names them (relative to it): the pipeline, and each
 // dependency's probe by name.
-type StarterPaths struct {
+type Paths struct {
 	Pipeline string
 	Probes   map[string]string
 }
 
-// Starter is a starter experiment on one's own services, and its
+// Files are a starter experiment on one's own services, and its
 // hypotheses, for the user to edit and lock: every dependency against a
 // virtual copy fitted from its probe; the scenarios as-probed and, for
 // each dependency, one three times as slow and one with half its
@@ -26,7 +30,7 @@ type StarterPaths struct {
 // hypotheses claim what a budget is for — the advised strategy draws no
 // write refusals as probed nor in any scenario — and that it accepts at
 // least C2's rate as probed; each is a claim to test, not a finding.
-func Starter(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at StarterPaths) (experiment, hypotheses string, err error) {
+func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at Paths) (experiment, hypotheses string, err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A starter experiment on %s: edit it, then lock its hypotheses with\n", p.Name)
 	fmt.Fprintf(&b, "# loadlab preregister before the first run. Times are lab seconds; at\n")
@@ -40,7 +44,7 @@ func Starter(name string, p *pipeline.Pipeline, probes map[string]probe.Result, 
 		fmt.Fprintf(&b, "  %s: {probe: %s}\n", d, quote(file))
 	}
 	b.WriteString("records: 200\nruns: 5\ntime_scale: 0.1\ncall_timeout: 2s\npermit_timeout: 10s\nseed: 1\n")
-	b.WriteString("strategies: [C2, advised]\nscenarios:\n  - " + AsProbed + "\n")
+	b.WriteString("strategies: [C2, advised]\nscenarios:\n  - " + design.AsProbed + "\n")
 	for _, d := range p.Names() {
 		fmt.Fprintf(&b, "  - name: slow-%s\n    %s: {service_time: 3}\n  - name: half-%s\n    %s: {workers: 0.5}\n", d, d, d, d)
 	}
@@ -61,7 +65,7 @@ func Starter(name string, p *pipeline.Pipeline, probes map[string]probe.Result, 
 	return b.String(), starterHypotheses(p), nil
 }
 
-// starterHypotheses are Starter's claims.
+// starterHypotheses are Files's claims.
 func starterHypotheses(p *pipeline.Pipeline) string {
 	var b strings.Builder
 	b.WriteString("# Claims to test, not findings: edit them, then loadlab preregister.\nrules: paired-v3\nhypotheses:\n")
@@ -73,8 +77,8 @@ func starterHypotheses(p *pipeline.Pipeline) string {
 		}
 		fmt.Fprintf(&b, "    op: %q\n    threshold: %s\n", op, threshold)
 	}
-	claim("A1", "The advised strategy draws no write refusals from the services as probed.", "write_rejections", "==", "0", AsProbed, "")
-	claim("A2", "The advised strategy accepts at least as many records per second as C2 from the services as probed.", "accepted_per_second", ">=", "1", AsProbed, "C2")
+	claim("A1", "The advised strategy draws no write refusals from the services as probed.", "write_rejections", "==", "0", design.AsProbed, "")
+	claim("A2", "The advised strategy accepts at least as many records per second as C2 from the services as probed.", "accepted_per_second", ">=", "1", design.AsProbed, "C2")
 	scenarios := []string{}
 	for _, d := range p.Names() {
 		scenarios = append(scenarios, "slow-"+d, "half-"+d)
