@@ -232,7 +232,7 @@ func loadHypotheses(files Files, path string, spec Spec) ([]Hypothesis, error) {
 // validate checks one hypothesis against the experiment and the ids
 // already used; its problem's location is within the hypothesis.
 func (h Hypothesis) validate(spec Spec, cells []Cell, ids map[string]bool) *problem {
-	if p := h.validateFields(ids); p != nil {
+	if p := h.validateFields(ids, spec.OwnMetrics()); p != nil {
 		return p
 	}
 	for _, c := range append(h.AllCells(), h.VersusCells()...) {
@@ -249,10 +249,18 @@ func (h Hypothesis) validate(spec Spec, cells []Cell, ids map[string]bool) *prob
 	return nil
 }
 
+// labStationMetrics are figures of the lab's mock service's stations,
+// which an experiment on one's own services has by dependency instead.
+var labStationMetrics = []string{"peak_in_flight_enrichment", "peak_in_flight_records", "stored_writes"}
+
 // validateFields checks a hypothesis's own fields: id, claim, metrics,
-// operator and threshold, cells, comparison, mechanism.
-func (h Hypothesis) validateFields(ids map[string]bool) *problem {
+// operator and threshold, cells, comparison, mechanism; own are the
+// metrics an experiment on one's own services has besides the lab's.
+func (h Hypothesis) validateFields(ids map[string]bool, own []string) *problem {
 	metrics, kind := Metrics, "metric"
+	if len(own) > 0 { // the lab's stations' own figures are not measured
+		metrics = slices.Concat(slices.DeleteFunc(slices.Clone(Metrics), func(m string) bool { return slices.Contains(labStationMetrics, m) }), own)
+	}
 	if h.Phase != "" {
 		metrics, kind = PhaseMetrics, "phase metric"
 	}

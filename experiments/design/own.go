@@ -96,6 +96,23 @@ func (s Spec) PipelineOf() *pipeline.Pipeline {
 	return pipeline.Lab()
 }
 
+// OwnMetrics are the metrics of an experiment on one's own services
+// besides the lab's, by dependency: its peak calls in flight at the
+// client and the calls its copy refused (none for the lab's).
+func (s Spec) OwnMetrics() []string {
+	var out []string
+	if s.Own == nil {
+		return nil
+	}
+	for _, d := range s.Own.Pipeline.Names() {
+		out = append(out, "peak_in_flight_"+d)
+		if _, ok := s.Own.Copies[d]; ok {
+			out = append(out, d+"_refused")
+		}
+	}
+	return out
+}
+
 // CopiesFor are the copies as scenario runs them, by dependency: each
 // fitted copy with the scenario's changes.
 func (s Spec) CopiesFor(scenario string) map[string]config.Virtual {

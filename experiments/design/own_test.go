@@ -2,6 +2,7 @@ package design_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -111,5 +112,22 @@ func TestOwnServicesLoadAlikeFromAnywhere(t *testing.T) {
 	b, _ := json.Marshal(local)
 	if string(a) != string(b) {
 		t.Errorf("loaded from %s and from its folder, the experiment differs:\n%s\n%s", file, a, b)
+	}
+}
+
+// Hypotheses on one's own services may read each dependency's peak calls
+// and its copy's refusals; a dependency the pipeline lacks is refused.
+func TestOwnMetricsInHypotheses(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", exptest.OwnSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := "rules: paired-v2\nhypotheses:\n  - {id: A, claim: c, source: s, metric: %s, cell: {strategy: C2, scenario: as-probed, cpu: cpus-1}, op: \">\", threshold: 0}\n"
+	for metric, ok := range map[string]bool{"stock_refused": true, "peak_in_flight_orders": true, "stok_refused": false, "peak_in_flight_enrichment": false} {
+		_, err := design.LoadHypotheses(exptest.WriteFile(t, dir, "h.yaml", fmt.Sprintf(h, metric)), spec)
+		if (err == nil) != ok {
+			t.Errorf("%s: %v, want accepted %v", metric, err, ok)
+		}
 	}
 }

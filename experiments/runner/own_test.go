@@ -55,6 +55,13 @@ hypotheses:
     cell: {strategy: advised, scenario: as-probed, cpu: cpus-1}
     op: "=="
     threshold: 0
+  - id: O5
+    claim: 3 write permits keep at most 3 orders calls in flight, orders slowed threefold.
+    source: test
+    metric: peak_in_flight_orders
+    cell: {strategy: mine, scenario: slow-orders, cpu: cpus-1}
+    op: "<="
+    threshold: 3
   - id: O3
     claim: 3 write permits offer at most 3 writes at once, orders slowed threefold.
     source: test
