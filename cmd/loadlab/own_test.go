@@ -11,9 +11,9 @@ import (
 )
 
 // The own-services path end to end: --init writes a starter experiment
-// from a pipeline and its probes; locked, it runs every cell against
-// virtual copies (an exploratory three runs of 20 records), every run
-// valid, and check recomputes its verdicts from the folder alone.
+// from a pipeline and its probes; edited and locked, it runs every cell
+// against virtual copies, every run valid, its claims on refusals
+// supported, and check recomputes its verdicts from the folder alone.
 func TestOwnServicesFromInitToCheck(t *testing.T) {
 	dir := exptest.OwnServices(t, t.TempDir())
 	exp, hyp, out := filepath.Join(dir, "experiment.yaml"), filepath.Join(dir, "hypotheses.yaml"), filepath.Join(dir, "out")
@@ -31,6 +31,23 @@ func TestOwnServicesFromInitToCheck(t *testing.T) {
 		!strings.Contains(stderr.String(), "exists") {
 		t.Errorf("--init over its own files: exit %d: %s", code, stderr.String())
 	}
+	// Edited as a user would, to a small design whose figures are counts
+	// (a call timeout no stall beside other tests reaches, probe steps of
+	// half a real second, two scenarios, claims on refusals alone).
+	text, err := os.ReadFile(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.NewReplacer("records: 200", "records: 20", "runs: 5", "runs: 3", "call_timeout: 2s", "call_timeout: 200s",
+		"permit_timeout: 10s", "permit_timeout: 100s", "step: 2s", "step: 5s",
+		"  - name: slow-stock\n    stock: {service_time: 3}\n  - name: half-stock\n    stock: {workers: 0.5}\n  - name: slow-orders\n    orders: {service_time: 3}\n", "").Replace(string(text))
+	if !strings.Contains(edited, "runs: 3") || strings.Contains(edited, "slow-stock") {
+		t.Fatalf("the starter is not as this test edits it:\n%s", text)
+	}
+	writeFile(t, exp, edited)
+	writeFile(t, hyp, "rules: paired-v3\nhypotheses:\n"+
+		"  - {id: A1, claim: c, source: s, metric: write_rejections, cell: {strategy: advised, scenario: as-probed, cpu: cpus-1}, op: \"==\", threshold: 0}\n"+
+		"  - {id: A2, claim: c, source: s, metric: write_rejections, cell: {strategy: C2, scenario: half-orders, cpu: cpus-1}, op: \">\", threshold: 0}\n")
 	stdout.Reset()
 	stderr.Reset()
 	if code := run([]string{"preregister", "--file", exp, "--hypotheses", hyp}, &stdout, &stderr); code != 0 {
@@ -41,8 +58,9 @@ func TestOwnServicesFromInitToCheck(t *testing.T) {
 		t.Errorf("--target: exit %d: %s", code, stderr.String())
 	}
 	// A child, whose runs' children are the test binary as loadlab.
-	cmd, cout, cerr := startChild(t, "experiment", "--file", exp, "--hypotheses", hyp, "--out", out, "--runs", "3", "--records", "20", "--calibration-runs", "0")
-	if err := cmd.Wait(); err != nil || !strings.Contains(cout.String(), "30 of 30 runs valid (reconciled with the virtual copies' counts), 10 cells") {
+	cmd, cout, cerr := startChild(t, "experiment", "--file", exp, "--hypotheses", hyp, "--out", out)
+	if err := cmd.Wait(); err != nil || !strings.Contains(cout.String(), "12 of 12 runs valid (reconciled with the virtual copies' counts), 4 cells") ||
+		!strings.Contains(cout.String(), "2 supported, 0 refuted, 0 inconclusive") {
 		t.Fatalf("experiment: %v:\n%s%s", err, cout.String(), cerr.String())
 	}
 	stdout.Reset()

@@ -70,11 +70,11 @@ cpus:
   - {name: cpus-1, cpus: 1}
 advise:
   target_rate: 0
-  step: 2s
+  step: 5s
   warm_up: 500ms
   probes:
-    stock: {concurrency: [1, 2, 3, 4, 6, 8]}
-    orders: {concurrency: [1, 2, 3, 4, 5, 6, 7, 8], body: '{"id":{{json .ID}}}'}
+    stock: {concurrency: [1, 2, 4]}
+    orders: {concurrency: [1, 2, 3, 4, 6, 8], body: '{"id":{{json .ID}}}'}
 `
 
 // OwnStrategy is OwnSpec's strategy file: 10 records in flight, 3 write
