@@ -5,8 +5,10 @@ package starter
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
@@ -31,6 +33,7 @@ type Paths struct {
 // write refusals as probed nor in any scenario — and that it accepts at
 // least C2's rate as probed; each is a claim to test, not a finding.
 func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at Paths) (experiment, hypotheses string, err error) {
+	timeout := callTimeout(probes)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A starter experiment on %s: edit it, then lock its hypotheses with\n", p.Name)
 	fmt.Fprintf(&b, "# loadlab preregister before the first run. Times are lab seconds; at\n")
@@ -43,7 +46,8 @@ func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at
 		}
 		fmt.Fprintf(&b, "  %s: {probe: %s}\n", d, quote(file))
 	}
-	b.WriteString("records: 200\nruns: 5\ntime_scale: 0.1\ncall_timeout: 2s\npermit_timeout: 10s\nseed: 1\n")
+	fmt.Fprintf(&b, "records: 200\nruns: 5\ntime_scale: 0.1\n# ten times the slowest success a probe saw, and at least 2 s: a call past\n"+
+		"# it is a write of unknown outcome, which a copy (no store) cannot resolve\ncall_timeout: %v\npermit_timeout: %v\nseed: 1\n", timeout, 5*timeout)
 	b.WriteString("strategies: [C2, advised]\nscenarios:\n  - " + design.AsProbed + "\n")
 	for _, d := range p.Names() {
 		fmt.Fprintf(&b, "  - name: slow-%s\n    %s: {service_time: 3}\n  - name: half-%s\n    %s: {workers: 0.5}\n", d, d, d, d)
@@ -63,6 +67,21 @@ func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at
 		}
 	}
 	return b.String(), starterHypotheses(p), nil
+}
+
+// callTimeout is ten times the slowest success any probe saw (a scenario
+// three times as slow, and a queue's waits, stay within it), in whole
+// seconds, and at least the lab's 2 s.
+func callTimeout(probes map[string]probe.Result) time.Duration {
+	slowest := 0.0
+	for _, r := range probes {
+		for _, st := range r.Steps {
+			if st.MaxSeconds != nil {
+				slowest = max(slowest, *st.MaxSeconds)
+			}
+		}
+	}
+	return max(2*time.Second, time.Duration(math.Ceil(10*slowest))*time.Second)
 }
 
 // starterHypotheses are Files's claims.

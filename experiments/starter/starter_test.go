@@ -53,3 +53,26 @@ func TestStarterLoads(t *testing.T) {
 		t.Errorf("a dependency without a probe: %v", err)
 	}
 }
+
+// The starter's call timeout is ten times the slowest success its probes
+// saw, in whole seconds, and at least 2 s; its permit wait five times
+// that.
+func TestStarterTimeoutsFromTheProbes(t *testing.T) {
+	p := pipeline.Lab()
+	slow, fast := 0.35, 0.01
+	probes := map[string]probe.Result{
+		"enrichment": {Steps: []probe.Step{{Concurrency: 1, MaxSeconds: &fast}}},
+		"records":    {Steps: []probe.Step{{Concurrency: 1, MaxSeconds: &fast}, {Concurrency: 2, MaxSeconds: &slow}}},
+	}
+	at := starter.Paths{Pipeline: "p.yaml", Probes: map[string]string{"enrichment": "e.json", "records": "r.json"}}
+	for _, c := range []struct {
+		slowest float64
+		want    string
+	}{{0.35, "call_timeout: 4s\npermit_timeout: 20s\n"}, {0.01, "call_timeout: 2s\npermit_timeout: 10s\n"}} {
+		slow = c.slowest
+		exp, _, err := starter.Files("t", p, probes, at)
+		if err != nil || !strings.Contains(exp, c.want) {
+			t.Errorf("slowest success %v s: %v\n%s", c.slowest, err, exp)
+		}
+	}
+}
