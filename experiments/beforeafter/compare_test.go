@@ -262,3 +262,44 @@ func TestPowerAtFiveRuns(t *testing.T) {
 		t.Errorf("a 30%% lower rate called worse %d times in 50", hits)
 	}
 }
+
+// Any comparison with too few values a side is refused, not left out of
+// the count: one run against six, one against one (its values alike or
+// not), a cell with no run on one side, a metric most runs lack; each error names the cell, the
+// metric and the runs needed, and nothing is judged.
+func TestTooFewRunsAnyRow(t *testing.T) {
+	t.Parallel()
+	acc := func(vs ...float64) map[string][]float64 { return map[string][]float64{"accepted_per_second": vs} }
+	six := side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)))
+	o := Defaults()
+	o.Metrics = []string{"accepted_per_second"}
+	partly := side(cellOf("c", nil, map[string][]float64{"accepted_per_second": {30, 31, 29, 30.5, 30.2, 29.8},
+		"duration_seconds": {3, 3.1}}))
+	for _, c := range []struct {
+		name          string
+		before, after Side
+		o             Options
+		want          string
+	}{
+		{"1 v 6", side(cellOf("c", nil, acc(15))), six, o, "c accepted_per_second: 1 run before and 6 after"},
+		{"1 v 1", side(cellOf("c", nil, acc(15))), side(cellOf("c", nil, acc(30))), o, "c accepted_per_second: 1 run before and 1 after"},
+		{"1 v 1, the same", side(cellOf("c", nil, acc(30))), side(cellOf("c", nil, acc(30))), o, "c: 1 run before and 1 after"},
+		{"a cell without runs after", side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), cellOf("d", nil, acc(1, 2, 3, 4, 5, 6))),
+			side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}), o, "d accepted_per_second: 6 runs before and 0 after"},
+		{"a cell without runs", side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}),
+			side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}), o, "d: 0 runs before and 0 after"},
+		{"a metric most runs lack", partly, partly, Defaults(), "c duration_seconds: 2 runs before and 2 after have a value (of 6 and 6)"},
+	} {
+		rep, err := Compare(c.before, c.after, c.o)
+		var few *TooFewRuns
+		if !errors.As(err, &few) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "needs at least") {
+			t.Errorf("%s: %v; want a *TooFewRuns with %q", c.name, err, c.want)
+			continue
+		}
+		for _, r := range rep.Rows {
+			if r.Decision != NotEnough && r.Decision != NoChange || r.P != nil {
+				t.Errorf("%s: a row judged: %+v", c.name, r)
+			}
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package beforeafter
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -89,7 +88,8 @@ func (r Report) Worse() []Row {
 }
 
 // rows is a row per cell and metric some run of the cell has, the
-// untestable ones decided: too few values, or nothing that varies.
+// untestable ones decided: nothing that varies (not counted), or fewer
+// than 2 values a side (counted, and refused by enoughRuns).
 func rows(before, after Side, metrics []Metric) []Row {
 	var out []Row
 	for _, c := range before.Cells {
@@ -102,11 +102,10 @@ func rows(before, after Side, metrics []Metric) []Row {
 			row.Before, row.After = summarize(row.before), summarize(row.after)
 			row.pairedDiffs = func(logs bool) []float64 { return pairedDiffs(c, a, m.Name, logs) }
 			switch {
+			case len(row.before) > 0 && len(row.after) > 0 && allEqual(row.before, row.after):
+				row.Decision, row.Note = NoChange, "every value is the same: nothing varies, not counted among the comparisons"
 			case len(row.before) < 2 || len(row.after) < 2:
 				row.Decision = NotEnough
-				row.Note = fmt.Sprintf("%d values before and %d after: a comparison needs 2 a side at least", len(row.before), len(row.after))
-			case allEqual(row.before, row.after):
-				row.Decision, row.Note = NoChange, "every value is the same: nothing varies, not counted among the comparisons"
 			}
 			out = append(out, row)
 		}

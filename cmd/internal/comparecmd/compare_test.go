@@ -214,3 +214,45 @@ func TestSplitArgs(t *testing.T) {
 		t.Errorf("flags %q, paths %q", flags, paths)
 	}
 }
+
+// Too few runs exit 2 however few: one run against six, one against one,
+// and a results folder whose cell has no valid run after.
+func TestCompareTooFewRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var six []any
+	for i := range 6 {
+		six = append(six, runResult(t, 6, 30+float64(i)))
+	}
+	one := writeJSON(t, dir, "one.json", runResult(t, 6, 15))
+	s := writeJSON(t, dir, "six.json", six...)
+	before, after := results(t, dir, "a", 1), results(t, filepath.Join(dir, "x"), "a", 1)
+	res, err := resultsfile.ReadResults(filepath.Join(after, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Runs {
+		if res.Runs[i].Cell.Strategy == "C2" {
+			res.Runs[i].Status = resultsfile.RunInvalid
+		}
+	}
+	if err := resultsfile.WriteJSON(filepath.Join(after, "results.json"), res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"1 v 6", []string{one, s}, "1 run before and 6 after"},
+		{"1 v 1", []string{one, one}, "1 run before and 1 after"},
+		{"no valid run after", []string{before, after, "--metric", "accepted_per_second"},
+			"C2/healthy/cpus-1 accepted_per_second: 5 runs before and 0 after"},
+	} {
+		var out bytes.Buffer
+		err := Main(c.args, &out)
+		if exitOf(err) != 2 || !strings.Contains(err.Error(), c.want) || !strings.Contains(out.String(), "NOT JUDGED") {
+			t.Errorf("%s: exit %d, %v; want 2 and %q\n%s", c.name, exitOf(err), err, c.want, out.String())
+		}
+	}
+}

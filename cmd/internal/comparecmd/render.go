@@ -39,9 +39,9 @@ func infoOf(in *input) sideInfo {
 // String is "5 runs, loadlab run --json", with the cells when more than one.
 func (s sideInfo) String() string {
 	if s.Cells > 1 {
-		return fmt.Sprintf("%d runs in %d cells, %s", s.Runs, s.Cells, s.Source)
+		return fmt.Sprintf("%d run%s in %d cells, %s", s.Runs, plural(s.Runs), s.Cells, s.Source)
 	}
-	return fmt.Sprintf("%d runs, %s", s.Runs, s.Source)
+	return fmt.Sprintf("%d run%s, %s", s.Runs, plural(s.Runs), s.Source)
 }
 
 // rule says how a change is called, with the figures in force and the
