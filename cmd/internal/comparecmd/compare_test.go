@@ -256,3 +256,38 @@ func TestCompareTooFewRuns(t *testing.T) {
 		}
 	}
 }
+
+// Empty inputs are refused naming the file: both sides empty files, one
+// side empty, folders of empty files (and whitespace is empty).
+func TestCompareEmptyFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var runs []any
+	for i := range 5 {
+		runs = append(runs, runResult(t, 6, 30+float64(i)))
+	}
+	r := writeJSON(t, dir, "runs.json", runs...)
+	empty := writeJSON(t, dir, "empty.json")
+	blank := filepath.Join(dir, "blank.json")
+	if err := os.WriteFile(blank, []byte("\n  \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "folder")
+	writeJSON(t, folder, "a.json")
+	writeJSON(t, folder, "b.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{empty, empty}, "before: " + empty + ": empty: no result of loadlab run --json or loadlab load --json in it"},
+		{[]string{r, empty}, "after: " + empty + ": empty"},
+		{[]string{blank, r}, "before: " + blank + ": empty"},
+		{[]string{folder, folder}, "before: " + filepath.Join(folder, "a.json") + ": empty"},
+	} {
+		var out bytes.Buffer
+		err := Main(c.args, &out)
+		if exitOf(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, exitOf(err), err, c.want)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (in *input) readResults(path string) error {
 
 // readFile reads every JSON value of one file: results of loadlab run
 // --json or loadlab load --json, one after another (a file each run
-// appended to).
+// appended to). A file without any is refused.
 func (in *input) readFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -140,7 +140,9 @@ func (in *input) readFile(path string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for i := 1; ; i++ {
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
+		if err := dec.Decode(&raw); err == io.EOF && i == 1 {
+			return fmt.Errorf("%s: empty: no result of %s or %s in it", path, fromRun, fromLoad)
+		} else if err == io.EOF {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("%s: value %d: not JSON: %v", path, i, err)
