@@ -60,7 +60,7 @@ func (o Options) Validate() error {
 	case !(o.Alpha > 0 && o.Alpha < 1):
 		return fmt.Errorf("--alpha: %v must be in (0, 1)", o.Alpha)
 	case !(o.MinEffect >= 0 && o.MinEffect < 10):
-		return fmt.Errorf("--min-effect: %v must be ≥ 0 (0.05 is 5%%)", o.MinEffect)
+		return fmt.Errorf("--min-effect: %v must be at least 0 and below 10 (0%% to under 1000%%; 0.05 is 5%%)", o.MinEffect)
 	}
 	return nil
 }

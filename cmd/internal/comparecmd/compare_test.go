@@ -139,6 +139,10 @@ func TestCompareRefusals(t *testing.T) {
 		{[]string{r, r, "--json", "--markdown"}, "--json and --markdown: give one"},
 		{[]string{r}, "want BEFORE and AFTER"},
 		{[]string{r, r, "--min-effect", "x"}, `"x" is not a number`},
+		{[]string{r, r, "--min-effect", "5"}, "5 as a fraction is 500%: for 5% write 5% or 0.05"},
+		{[]string{r, r, "--min-effect", "1"}, "a bare fraction must be below 1"},
+		{[]string{r, r, "--min-effect", "-1%"}, "must be at least 0 and below 10 (0% to under 1000%"},
+		{[]string{r, r, "--min-effect", "1000%"}, "must be at least 0 and below 10"},
 		{[]string{r, filepath.Join(dir, "none-*.json")}, "no file matches"},
 	} {
 		var out bytes.Buffer
