@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/experiments/beforeafter"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
@@ -293,5 +294,38 @@ func TestCompareEmptyFiles(t *testing.T) {
 		if exitOf(err) != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, exitOf(err), err, c.want)
 		}
+	}
+}
+
+// The help's examples name metrics of one kind each, as a comparison
+// takes them: a run's and a load's together would always exit 2.
+func TestHelpExamplesMetrics(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	for _, line := range strings.Split(intro, "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] != "--metric" {
+				continue
+			}
+			var kinds []beforeafter.Kind
+			for _, k := range []beforeafter.Kind{beforeafter.Runs, beforeafter.Loads} {
+				all := true
+				for _, n := range strings.Split(f[i+1], ",") {
+					_, ok := beforeafter.Lookup(k, n)
+					all = all && ok
+				}
+				if all {
+					kinds = append(kinds, k)
+				}
+			}
+			if len(kinds) == 0 {
+				t.Errorf("example %q: --metric %s is of no one kind", strings.TrimSpace(line), f[i+1])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no example with --metric checked")
 	}
 }

@@ -12,7 +12,7 @@ import (
 const intro = "Judges a change against the noise: two sets of runs of one workload, before and after, metric by metric.\n\nExamples:\n" +
 	"  loadlab compare results/before results/after                    # two results folders of one experiment\n" +
 	"  loadlab compare before/ after/ --markdown > comment.md          # folders of loadlab run --json files\n" +
-	"  loadlab compare 'before-*.json' after.json --metric accepted_per_second,p99_ms\n\n"
+	"  loadlab compare 'before-*.json' after.json --metric accepted_per_second,duration_seconds\n\n"
 
 // synopsis is compare's description, after the purpose and examples.
 var synopsis = fmt.Sprintf(`BEFORE and AFTER are each an experiment's results folder (or its results.json), or a folder, a file or a
