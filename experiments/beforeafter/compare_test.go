@@ -303,3 +303,42 @@ func TestTooFewRunsAnyRow(t *testing.T) {
 		}
 	}
 }
+
+// A significant comparison whose estimated shift is 0 (most values tied)
+// is no change even with no minimum effect, on the ratio scale and on the
+// difference scale: it has no direction to call.
+func TestZeroShiftIsNoChange(t *testing.T) {
+	t.Parallel()
+	fill := func(first float64, n5, n6 int) []float64 {
+		out := []float64{first}
+		for range n5 {
+			out = append(out, 5)
+		}
+		for range n6 {
+			out = append(out, 6)
+		}
+		return out
+	}
+	o := Defaults()
+	o.MinEffect = 0
+	for _, c := range []struct {
+		metric, scale string
+		first         float64
+	}{{"accepted_per_second", Ratio, 5}, {"rejected.records", Difference, 0}} {
+		o.Metrics = []string{c.metric}
+		before := side(cellOf("c", nil, map[string][]float64{c.metric: fill(c.first, 19, 0)}))
+		after := side(cellOf("c", nil, map[string][]float64{c.metric: fill(c.first, 11, 8)}))
+		rep, err := Compare(before, after, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Rows[0]
+		shift := *r.Estimate
+		if c.scale == Ratio {
+			shift--
+		}
+		if r.Scale != c.scale || *r.HolmP > o.Alpha || shift != 0 || r.Decision != NoChange || !strings.Contains(r.Note, "estimated change is 0") {
+			t.Errorf("%s: %+v (Holm p %v, estimate %v)", c.metric, r, *r.HolmP, *r.Estimate)
+		}
+	}
+}

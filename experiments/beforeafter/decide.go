@@ -80,7 +80,8 @@ func logsOf(vals []float64) []float64 {
 }
 
 // decide calls the row better, worse or no change from its adjusted p,
-// its change and the metric's direction.
+// its change and the metric's direction; an estimated shift of 0 is no
+// change, whatever the minimum effect.
 func (row *Row) decide(alpha, minEffect float64) {
 	row.Decision = NoChange
 	if *row.HolmP > alpha {
@@ -90,7 +91,11 @@ func (row *Row) decide(alpha, minEffect float64) {
 	if row.Scale == Ratio {
 		shift = math.Log(shift)
 	}
-	beyond := shift != 0
+	if shift == 0 {
+		row.Note = "significant, but the estimated change is 0"
+		return
+	}
+	beyond := true
 	if row.Change != nil {
 		beyond = math.Abs(*row.Change) >= minEffect
 	}
