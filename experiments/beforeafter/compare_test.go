@@ -342,3 +342,20 @@ func TestZeroShiftIsNoChange(t *testing.T) {
 		}
 	}
 }
+
+// From a median of 0 there is no relative change: no timeout before, one
+// a run after, is worse however small the minimum effect leaves it, and
+// the row says the minimum effect did not apply.
+func TestFromZeroIgnoresMinEffect(t *testing.T) {
+	t.Parallel()
+	o := Defaults()
+	o.Metrics = []string{"call_timeouts"}
+	rep, err := Compare(side(cellOf("c", nil, map[string][]float64{"call_timeouts": {0, 0, 0, 0, 0}})),
+		side(cellOf("c", nil, map[string][]float64{"call_timeouts": {1, 1, 1, 1, 1}})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.Decision != Worse || r.Change != nil || !strings.Contains(r.Note, "the minimum effect does not apply") {
+		t.Errorf("0 → 1 timeout a run: %+v", r)
+	}
+}

@@ -81,7 +81,9 @@ func logsOf(vals []float64) []float64 {
 
 // decide calls the row better, worse or no change from its adjusted p,
 // its change and the metric's direction; an estimated shift of 0 is no
-// change, whatever the minimum effect.
+// change, whatever the minimum effect. The minimum effect is relative:
+// from a median of 0 (no relative change) any significant shift is
+// called, and the note says so.
 func (row *Row) decide(alpha, minEffect float64) {
 	row.Decision = NoChange
 	if *row.HolmP > alpha {
@@ -98,6 +100,8 @@ func (row *Row) decide(alpha, minEffect float64) {
 	beyond := true
 	if row.Change != nil {
 		beyond = math.Abs(*row.Change) >= minEffect
+	} else {
+		row.Note = "from a median of 0 there is no relative change: the minimum effect does not apply"
 	}
 	if !beyond {
 		row.Note = fmt.Sprintf("significant, but within the minimum effect of %g%%", 100*minEffect)

@@ -30,9 +30,11 @@ rejections, timeouts or time worse) is declared, not guessed.
 
 False alarms: a change is called only when its p, adjusted by Holm over every comparison whose values
 vary (those where every value is equal cannot change and are not counted), is at most --alpha, and it
-moves the metric by at least --min-effect. Two sets of runs of one configuration are then called
-different with a chance of at most --alpha. Two-sided exact tests need runs: with n runs a side the
-smallest p is 2/C(2n,n), with n pairs 2/2^n. At --alpha 0.05 a change can be called over up to:
+moves the metric by at least --min-effect, a relative change: where the median before is 0 there is
+none, and a significant difference is called whatever its size (no timeouts before, one a run after, is
+worse). Two sets of runs of one configuration are then called different with a chance of at most
+--alpha. Two-sided exact tests need runs: with n runs a side the smallest p is 2/C(2n,n), with n pairs
+2/2^n. At --alpha 0.05 a change can be called over up to:
 %sToo few runs for the level exits 2 and says how many are needed.
 
 Exit codes: 0 no significant regression beyond the minimum effect; 99 one or more (each metric and cell
