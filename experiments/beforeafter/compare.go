@@ -3,12 +3,14 @@
 // dependency, a client version), compared metric by metric and cell by
 // cell. Each comparison gives the medians, the ratio after/before (or
 // the difference, where a value is 0) with a distribution-free interval,
-// a two-sided exact rank test — paired by seed (Wilcoxon signed-rank)
-// when both sides ran the same seeds and there are pairs enough, else
-// unpaired (Mann–Whitney) — and a decision: better, worse, no change or
-// not enough runs. A change is called only when its Holm-adjusted p is
-// at most alpha over every comparison made and it moves the metric by
-// at least the minimum effect. It is pure: it reads and writes nothing.
+// a two-sided rank test — paired by seed (Wilcoxon signed-rank) when both
+// sides ran the same seeds and there are pairs enough, else unpaired
+// (Mann–Whitney); exact up to ExactLimit values, beyond by the normal
+// approximation with a continuity correction — and a decision: better,
+// worse, no change or not enough runs. A change is called only when its
+// Holm-adjusted p is at most alpha over every comparison made and it
+// moves the metric by at least the minimum effect. It is pure: it reads
+// and writes nothing.
 package beforeafter
 
 import (

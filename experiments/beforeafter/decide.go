@@ -49,11 +49,11 @@ func (row *Row) measure(level, intervalLevel float64) {
 	var e estimate
 	var p float64
 	if d := row.pairedDiffs(logs); len(d) >= 2 && LeastPaired(len(d)) <= level {
-		row.Test, row.Pairs = Paired, len(d)
+		row.Test, row.Pairs, row.Normal = Paired, len(d), len(d) > ExactLimit
 		p, _ = signedRank(d)
 		e = shiftPaired(d, intervalLevel)
 	} else {
-		row.Test = Unpaired
+		row.Test, row.Normal = Unpaired, len(b)+len(a) > ExactLimit
 		p, _ = mannWhitney(b, a)
 		e = shiftUnpaired(b, a, intervalLevel)
 	}

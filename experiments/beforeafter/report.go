@@ -37,8 +37,10 @@ type Summary struct {
 	Max    float64 `json:"max"`
 }
 
-// Row is one metric compared in one cell. Estimate, Lo and Hi are a ratio
-// or a difference (Scale); Coverage is the interval's exact coverage;
+// Row is one metric compared in one cell. Normal says the test or the
+// interval was the normal approximation (beyond ExactLimit values), not
+// exact. Estimate, Lo and Hi are a ratio or a difference (Scale);
+// Coverage is the interval's coverage (exact, or as approximated);
 // Change the relative change (nil from a median of 0); P the test's
 // two-sided p and HolmP Holm's adjusted p, over Report.Comparisons.
 type Row struct {
@@ -48,6 +50,7 @@ type Row struct {
 	After    Summary  `json:"after"`
 	Test     string   `json:"test,omitempty"`
 	Pairs    int      `json:"pairs,omitempty"`
+	Normal   bool     `json:"normal_approximation,omitempty"`
 	Scale    string   `json:"scale,omitempty"`
 	Estimate *float64 `json:"estimate,omitempty"`
 	Lo       *float64 `json:"lo,omitempty"`

@@ -329,3 +329,36 @@ func TestHelpExamplesMetrics(t *testing.T) {
 		t.Error("no example with --metric checked")
 	}
 }
+
+// Beyond the exact limit the output says the test is the normal
+// approximation: in the rule and in each row's test; within it, exact.
+func TestCompareSaysNormalApproximation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var many, few []any
+	for i := range 35 {
+		many = append(many, runResult(t, 6, 30+float64(i%7)))
+		if i < 5 {
+			few = append(few, runResult(t, 6, 30+float64(i%7)))
+		}
+	}
+	m := writeJSON(t, dir, "many.json", many...)
+	f := writeJSON(t, dir, "few.json", few...)
+	var out bytes.Buffer
+	if err := Main([]string{m, m, "--metric", "accepted_per_second"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"exact up to 60 values, beyond (1 of the comparisons, marked \"normal\") by the normal approximation " +
+		"with a continuity correction", "unpaired, normal"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("35 a side: no %q in\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := Main([]string{f, f, "--metric", "accepted_per_second"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "tests two-sided and exact") || strings.Contains(out.String(), "normal") {
+		t.Errorf("5 a side:\n%s", out.String())
+	}
+}

@@ -21,12 +21,14 @@ another: loadlab run --json >> before.json). Both sides must be of one kind, of 
 side of one configuration; what changed between the sides is printed. Only an experiment's valid runs count.
 
 For each metric both sides have (and each cell of results folders): the median before and after, the
-ratio after/before with a distribution-free interval (the difference, in the metric's unit, where a value
-is 0), a two-sided exact rank test and a decision: better, worse, no change or not enough runs. The test
-is paired by seed (Wilcoxon signed-rank on the log ratios, Walsh-average interval) when both sides ran the
-same seeds with pairs enough, else unpaired (Mann-Whitney, Hodges-Lehmann interval), which the shared
-seeds make only more cautious. Each metric's direction (a higher accepted rate is better; more latency,
-rejections, timeouts or time worse) is declared, not guessed.
+ratio after/before with a distribution-free interval (the difference, in the metric's unit, where a
+value is 0), a two-sided rank test and a decision: better, worse, no change or not enough runs. The test
+is exact up to %d values (both sides together, or pairs), beyond that the normal approximation with a
+continuity correction, marked "normal" in the output. It is paired by seed (Wilcoxon signed-rank on the
+log ratios, Walsh-average interval) when both sides ran the same seeds with pairs enough, else unpaired
+(Mann-Whitney, Hodges-Lehmann interval), which the shared seeds make only more cautious. Each metric's
+direction (a higher accepted rate is better; more latency, rejections, timeouts or time worse) is
+declared, not guessed.
 
 False alarms: a change is called only when its p, adjusted by Holm over every comparison whose values
 vary (those where every value is equal cannot change and are not counted), is at most --alpha, and it
@@ -40,7 +42,7 @@ worse). Two sets of runs of one configuration are then called different with a c
 Exit codes: 0 no significant regression beyond the minimum effect; 99 one or more (each metric and cell
 named, as a breached --threshold); 2 bad input: unreadable results, different kinds, experiments, cells
 or configurations within a side, an unknown metric, too few runs.
-`, reach(beforeafter.Defaults().Alpha))
+`, beforeafter.ExactLimit, reach(beforeafter.Defaults().Alpha))
 
 // reach says over how many comparisons a few numbers of runs (and of
 // pairs) can call a change at alpha, a line each: 5 runs a side cover the

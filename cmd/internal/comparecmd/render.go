@@ -48,18 +48,27 @@ func (s sideInfo) String() string {
 // tests the rows used.
 func rule(r beforeafter.Report) string {
 	var tests []string
+	normal := 0
 	for _, row := range r.Rows {
 		if row.Test != "" && !slices.Contains(tests, row.Test) {
 			tests = append(tests, row.Test)
+		}
+		if row.Normal {
+			normal++
 		}
 	}
 	used := ""
 	if len(tests) > 0 {
 		used = ": " + strings.Join(tests, ", ")
 	}
+	how := "two-sided and exact" + used
+	if normal > 0 {
+		how = fmt.Sprintf("two-sided%s, exact up to %d values, beyond (%d of the comparisons, marked \"normal\") by the normal "+
+			"approximation with a continuity correction", used, beforeafter.ExactLimit, normal)
+	}
 	return fmt.Sprintf("a change is called when its Holm-adjusted p is at most %g over the %d comparisons whose values vary "+
 		"(the chance of any false call at most %g) and it moves the metric by at least %g%% (--min-effect); "+
-		"tests two-sided and exact%s; intervals at %g%%", r.Alpha, r.Comparisons, r.Alpha, 100*r.MinEffect, used, 100*r.Level)
+		"tests %s; intervals at %g%%", r.Alpha, r.Comparisons, r.Alpha, 100*r.MinEffect, how, 100*r.Level)
 }
 
 // num is a figure to 4 significant digits.
@@ -83,6 +92,9 @@ func columns(r beforeafter.Row) []string {
 	}
 	if r.Test != "" {
 		test = strings.Fields(r.Test)[0]
+	}
+	if r.Normal {
+		test += ", normal"
 	}
 	if r.P != nil {
 		p = strconv.FormatFloat(*r.P, 'g', 2, 64)
