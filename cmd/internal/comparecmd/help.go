@@ -37,7 +37,11 @@ none, and a significant difference is called whatever its size (no timeouts befo
 worse). Two sets of runs of one configuration are then called different with a chance of at most
 --alpha. Two-sided exact tests need runs: with n runs a side the smallest p is 2/C(2n,n), with n pairs
 2/2^n. At --alpha 0.05 a change can be called over up to:
-%sToo few runs for the level exits 2 and says how many are needed.
+%sToo few runs for the level exits 2 and says how many are needed. The comparisons are counted over every
+cell together, the family whose false alarms --alpha bounds, and only those whose values vary, so one
+stray timeout where there were none adds one: 5 runs a side cover the default metrics of one cell of the
+lab, not of two. With results folders of several cells, compare the cells and metrics that matter
+(--cell, --metric), or run more.
 
 Exit codes: 0 no significant regression beyond the minimum effect; 99 one or more (each metric and cell
 named, as a breached --threshold); 2 bad input: unreadable results, different kinds, experiments, cells
@@ -46,7 +50,7 @@ or configurations within a side, an unknown metric, too few runs.
 
 // reach says over how many comparisons a few numbers of runs (and of
 // pairs) can call a change at alpha, a line each: 5 runs a side cover the
-// default metrics of the lab's two dependencies.
+// default metrics of one cell with the lab's two dependencies.
 func reach(alpha float64) string {
 	var b strings.Builder
 	for _, n := range []int{4, 5, 6, 7} {
