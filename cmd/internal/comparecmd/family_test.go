@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
@@ -67,5 +68,41 @@ func TestCompareFamilyAcrossCells(t *testing.T) {
 	out.Reset()
 	if err := Main([]string{before, stray, "--cell", "C2/healthy/cpus-1"}, &out); err != nil {
 		t.Errorf("--cell C2: %v\n%s", err, out.String())
+	}
+}
+
+// The time scale is part of a configuration: a side mixing two is refused
+// naming it, and a change of it between the sides is printed; for runs
+// and for loads.
+func TestCompareTimeScale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var tenth, fifth, mixed []any
+	for i := range 5 {
+		r := runResult(t, 6, 30+float64(i))
+		tenth = append(tenth, r)
+		r.TimeScale = 0.2
+		fifth = append(fifth, r)
+		if i%2 == 0 {
+			r = runResult(t, 6, 30)
+		}
+		mixed = append(mixed, r)
+	}
+	a, b, m := writeJSON(t, dir, "tenth.json", tenth...), writeJSON(t, dir, "fifth.json", fifth...), writeJSON(t, dir, "mixed.json", mixed...)
+	var out bytes.Buffer
+	if err := Main([]string{m, a}, &out); exitOf(err) != 2 || !strings.Contains(err.Error(), "holds runs of 2 configurations") ||
+		!strings.Contains(err.Error(), "time_scale: 0.1 → 0.2") {
+		t.Errorf("time scales mixed: exit %d, %v", exitOf(err), err)
+	}
+	Main([]string{a, b}, &out)
+	if !strings.Contains(out.String(), "changed: time_scale: 0.1 → 0.2") {
+		t.Errorf("time scale changed:\n%s", out.String())
+	}
+	load := loadgen.Result{Requests: 10, OnTime: 10, Scheduled: 10, TimeScale: 0.1, Scenario: loadgen.Scenario{Schedule: loadgen.Schedule{Mode: "open"}}}
+	other := load
+	other.TimeScale = 0.5
+	l := writeJSON(t, dir, "loads.json", load, other, load, load, load)
+	if err := Main([]string{l, l}, &out); exitOf(err) != 2 || !strings.Contains(err.Error(), "time_scale: 0.1 → 0.5") {
+		t.Errorf("loads' time scales mixed: exit %d, %v", exitOf(err), err)
 	}
 }
