@@ -86,7 +86,8 @@ func columns(r beforeafter.Row) []string {
 		case beforeafter.Ratio:
 			change = fmt.Sprintf("%s× [%s, %s]", num(*r.Estimate), num(*r.Lo), num(*r.Hi))
 		default:
-			change = fmt.Sprintf("%+g %s [%s, %s]", roundTo4(*r.Estimate), r.Metric.Unit, num(*r.Lo), num(*r.Hi))
+			change = fmt.Sprintf("%+g %s [%+g %s, %+g %s]", roundTo4(*r.Estimate), r.Metric.Unit,
+				roundTo4(*r.Lo), r.Metric.Unit, roundTo4(*r.Hi), r.Metric.Unit)
 		}
 		change += fmt.Sprintf(" %.1f%%", 100**r.Coverage)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/loadgen"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
@@ -104,5 +105,25 @@ func TestCompareTimeScale(t *testing.T) {
 	l := writeJSON(t, dir, "loads.json", load, other, load, load, load)
 	if err := Main([]string{l, l}, &out); exitOf(err) != 2 || !strings.Contains(err.Error(), "time_scale: 0.1 → 0.5") {
 		t.Errorf("loads' time scales mixed: exit %d, %v", exitOf(err), err)
+	}
+}
+
+// A difference's interval gives each bound with its unit and sign, as
+// its estimate: none refused before, about 40 after.
+func TestCompareDifferenceUnits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var before, after []any
+	for i := range 5 {
+		before = append(before, runResult(t, 6, 30+float64(i)))
+		r := runResult(t, 6, 30+float64(i))
+		r.Calls["records"][budgets.Rejected] = 40 + 2*i
+		after = append(after, r)
+	}
+	b, a := writeJSON(t, dir, "before.json", before...), writeJSON(t, dir, "after.json", after...)
+	var out bytes.Buffer
+	err := Main([]string{b, a, "--metric", "rejected.records"}, &out)
+	if exitOf(err) != ExitRegression || !strings.Contains(out.String(), "+44 calls [+40 calls, +48 calls]") {
+		t.Errorf("exit %d, %v\n%s", exitOf(err), err, out.String())
 	}
 }
