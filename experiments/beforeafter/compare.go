@@ -3,12 +3,14 @@
 // dependency, a client version), compared metric by metric and cell by
 // cell. Each comparison gives the medians, the ratio after/before (or
 // the difference, where a value is 0) with a distribution-free interval,
-// a two-sided exact rank test — paired by seed (Wilcoxon signed-rank)
-// when both sides ran the same seeds and there are pairs enough, else
-// unpaired (Mann–Whitney) — and a decision: better, worse, no change or
-// not enough runs. A change is called only when its Holm-adjusted p is
-// at most alpha over every comparison made and it moves the metric by
-// at least the minimum effect. It is pure: it reads and writes nothing.
+// a two-sided rank test — paired by seed (Wilcoxon signed-rank) when both
+// sides ran the same seeds and there are pairs enough, else unpaired
+// (Mann–Whitney); exact up to ExactLimit values, beyond by the normal
+// approximation with a continuity correction — and a decision: better,
+// worse, no change or not enough runs. A change is called only when its
+// Holm-adjusted p is at most alpha over every comparison made and it
+// moves the metric by at least the minimum effect. It is pure: it reads
+// and writes nothing.
 package beforeafter
 
 import (
@@ -60,7 +62,7 @@ func (o Options) Validate() error {
 	case !(o.Alpha > 0 && o.Alpha < 1):
 		return fmt.Errorf("--alpha: %v must be in (0, 1)", o.Alpha)
 	case !(o.MinEffect >= 0 && o.MinEffect < 10):
-		return fmt.Errorf("--min-effect: %v must be ≥ 0 (0.05 is 5%%)", o.MinEffect)
+		return fmt.Errorf("--min-effect: %v must be at least 0 and below 10 (0%% to under 1000%%; 0.05 is 5%%)", o.MinEffect)
 	}
 	return nil
 }
@@ -68,26 +70,55 @@ func (o Options) Validate() error {
 // ErrMismatch is the error of two sides that cannot be compared.
 var ErrMismatch = errors.New("the two sides do not match")
 
-// TooFewRuns is the error of a cell with fewer runs than the level needs.
+// TooFewRuns is the error of a comparison whose values cannot reach the
+// level: the first such, its cell and metric (none: a cell without a
+// value of any metric compared), its values a side (of Runs runs a side),
+// the runs a side the level needs, and how many comparisons fell short.
 type TooFewRuns struct {
-	Cell          string
-	Before, After int
-	Needed        int
-	Comparisons   int
-	Alpha, LeastP float64
+	Cell, Metric          string
+	Before, After         int
+	RunsBefore, RunsAfter int
+	Needed                int
+	Comparisons, Short    int
+	Cells                 int
+	Alpha, LeastP         float64
 }
 
 func (e *TooFewRuns) Error() string {
-	return fmt.Sprintf("%s: %d runs before and %d after; at --alpha %g over %d comparisons (Holm) a change can be called only with "+
-		"a p of at most %.3g, and the two-sided rank test needs at least %d runs on each side for that (with %d and %d its smallest p is %.3g); "+
-		"run more, or compare fewer metrics (--metric)", e.Cell, e.Before, e.After, e.Alpha, e.Comparisons, e.Alpha/float64(e.Comparisons),
-		e.Needed, e.Before, e.After, e.LeastP)
+	what, counts := e.Cell, fmt.Sprintf("%d run%s before and %d after", e.Before, plural(e.Before), e.After)
+	if e.Metric != "" {
+		what += " " + e.Metric
+	}
+	if e.Before != e.RunsBefore || e.After != e.RunsAfter {
+		counts = fmt.Sprintf("%d runs before and %d after have a value (of %d and %d)", e.Before, e.After, e.RunsBefore, e.RunsAfter)
+	}
+	others := ""
+	if e.Short > 1 {
+		others = fmt.Sprintf(" (%d of the %d comparisons fall short)", e.Short, e.Comparisons)
+	}
+	fewer := "compare fewer metrics (--metric)"
+	if e.Cells > 1 {
+		fewer = "compare fewer metrics (--metric) or cells (--cell)"
+	}
+	return fmt.Sprintf("%s: %s; at --alpha %g over %d comparisons (Holm) a change can be called only with "+
+		"a p of at most %.3g, and the two-sided rank test needs at least %d runs on each side for that (with %d and %d its smallest p is %.3g)%s; "+
+		"run more, or %s", what, counts, e.Alpha, e.Comparisons, e.Alpha/float64(max(1, e.Comparisons)),
+		e.Needed, e.Before, e.After, e.LeastP, others, fewer)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // Compare compares after with before under o. The report holds a row per
 // cell and metric that both sides have; the error is ErrMismatch's (kinds
 // or cells that differ, a metric named that a side lacks) or a
-// *TooFewRuns, returned with the report filled in as far as it goes.
+// *TooFewRuns — any comparison, or any cell, with too few values a side
+// for the level — returned with the report filled in as far as it goes
+// (nothing tested).
 func Compare(before, after Side, o Options) (Report, error) {
 	rep := Report{Alpha: o.Alpha, MinEffect: o.MinEffect, Level: 1 - o.Alpha}
 	if err := o.Validate(); err != nil {
@@ -112,30 +143,62 @@ func Compare(before, after Side, o Options) (Report, error) {
 	rep.Rows = rows(before, after, metrics)
 	rep.Comparisons = 0
 	for _, r := range rep.Rows {
-		if r.Decision == "" {
+		if r.Decision == "" || r.Decision == NotEnough {
 			rep.Comparisons++
 		}
 	}
-	if rep.Comparisons == 0 {
-		return rep, nil
-	}
-	level := o.Alpha / float64(rep.Comparisons)
+	level := o.Alpha / float64(max(1, rep.Comparisons))
 	rep.RunsNeeded, rep.PairsNeeded = RunsNeeded(level), PairsNeeded(level)
-	open := map[string]bool{}
-	for _, r := range rep.Rows {
-		open[r.Cell] = open[r.Cell] || r.Decision == ""
-	}
-	if err := enoughRuns(before, after, open, level, rep.Comparisons, o.Alpha); err != nil {
-		for i := range rep.Rows {
-			if rep.Rows[i].Decision == "" {
-				rep.Rows[i].Decision = NotEnough
-				rep.Rows[i].Note = fmt.Sprintf("at least %d runs a side are needed", rep.RunsNeeded)
-			}
-		}
+	if err := rep.enoughRuns(before, after, level); err != nil {
 		return rep, err
 	}
-	rep.test(before, after, level)
+	if rep.Comparisons == 0 {
+		rep.RunsNeeded, rep.PairsNeeded = 0, 0
+		return rep, nil
+	}
+	rep.test(level)
 	return rep, nil
+}
+
+// enoughRuns refuses a comparison whose values cannot reach level on
+// either test, or a cell with fewer than 2 runs a side (whose values,
+// all equal, may have left it no comparison), marking every row left
+// open not enough runs.
+func (r *Report) enoughRuns(before, after Side, level float64) error {
+	var first *TooFewRuns
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Decision != "" && row.Decision != NotEnough || row.reaches(level) {
+			continue
+		}
+		row.Decision = NotEnough
+		row.Note = fmt.Sprintf("%d value%s before and %d after: at least %d a side are needed for a p of %.3g",
+			len(row.before), plural(len(row.before)), len(row.after), r.RunsNeeded, level)
+		if first == nil {
+			b, a := before.cell(row.Cell), after.cell(row.Cell)
+			first = &TooFewRuns{Cell: row.Cell, Metric: row.Metric.Name, Before: len(row.before), After: len(row.after),
+				RunsBefore: len(b.Runs), RunsAfter: len(a.Runs), LeastP: LeastUnpaired(len(row.before), len(row.after))}
+		}
+		first.Short++
+	}
+	for _, c := range before.Cells {
+		a := after.cell(c.Name)
+		if first != nil || min(len(c.Runs), len(a.Runs)) >= 2 {
+			continue
+		}
+		first = &TooFewRuns{Cell: c.Name, Before: len(c.Runs), After: len(a.Runs), RunsBefore: len(c.Runs), RunsAfter: len(a.Runs),
+			LeastP: LeastUnpaired(len(c.Runs), len(a.Runs)), Short: 1}
+	}
+	if first == nil {
+		return nil
+	}
+	for i := range r.Rows {
+		if r.Rows[i].Decision == "" {
+			r.Rows[i].Decision, r.Rows[i].Note = NotEnough, "not judged: other comparisons have too few runs"
+		}
+	}
+	first.Needed, first.Comparisons, first.Cells, first.Alpha = r.RunsNeeded, r.Comparisons, len(before.Cells), r.Alpha
+	return first
 }
 
 // sameCells refuses sides whose cells differ, naming those only one has.
@@ -191,25 +254,6 @@ func present(before, after Side) map[string]bool {
 		}
 	}
 	return b
-}
-
-// enoughRuns refuses a cell with a comparison to make (open) whose runs
-// cannot reach level on either test.
-func enoughRuns(before, after Side, open map[string]bool, level float64, comparisons int, alpha float64) error {
-	for _, c := range before.Cells {
-		if !open[c.Name] {
-			continue
-		}
-		a := after.cell(c.Name)
-		nb, na := len(c.Runs), len(a.Runs)
-		pairs, paired := pairing(c, a)
-		if LeastUnpaired(nb, na) <= level || paired && LeastPaired(len(pairs)) <= level {
-			continue
-		}
-		return &TooFewRuns{Cell: c.Name, Before: nb, After: na, Needed: RunsNeeded(level), Comparisons: comparisons,
-			Alpha: alpha, LeastP: LeastUnpaired(nb, na)}
-	}
-	return nil
 }
 
 // cell is s's cell of that name.

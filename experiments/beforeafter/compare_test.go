@@ -170,27 +170,44 @@ func TestPairedBySeed(t *testing.T) {
 // selfComparisons compares one configuration with itself n times: runs
 // per side of six metrics drawn alike on both sides (log-normal rates and
 // durations of 2% to 30% spread, rejection and timeout counts that are
-// mostly 0), from seed; it returns the comparisons with any change called
-// and the changes called.
-func selfComparisons(n, runs int, seed uint64, o Options) (alarms, calls int) {
+// mostly 0), from seed. Paired, both sides run seeds 1 to runs, and each
+// seed has an effect of its own on every rate, duration and count,
+// shared by both sides, larger than the runs' noise. It returns the
+// comparisons with any change called, the changes called and the
+// comparisons tested paired.
+func selfComparisons(n, runs int, seed uint64, o Options, paired bool) (alarms, calls, pairedRows int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	draw := func() Cell {
+	draw := func(effect []float64) Cell {
 		c := Cell{Name: "C4/healthy"}
-		for range runs {
-			v := map[string]float64{
-				"accepted_per_second": 30 * math.Exp(0.02*rng.NormFloat64()),
-				"duration_seconds":    3.3 * math.Exp(0.3*rng.NormFloat64()),
-				"rejected.enrichment": math.Floor(2 * rng.ExpFloat64()),
-				"rejected.records":    math.Max(0, math.Floor(40+12*rng.NormFloat64())),
-				"call_timeouts":       float64(rng.IntN(2)),
-				"permit_timeouts":     math.Floor(rng.ExpFloat64() * 0.5),
+		for i := range runs {
+			e := 1.0
+			if paired {
+				e = effect[i]
 			}
-			c.Runs = append(c.Runs, Run{Values: v})
+			v := map[string]float64{
+				"accepted_per_second": 30 * e * math.Exp(0.02*rng.NormFloat64()),
+				"duration_seconds":    3.3 / e * math.Exp(0.3*rng.NormFloat64()),
+				"rejected.enrichment": math.Floor(2 * e * rng.ExpFloat64()),
+				"rejected.records":    math.Max(0, math.Floor(40*e+12*rng.NormFloat64())),
+				"call_timeouts":       float64(rng.IntN(2)),
+				"permit_timeouts":     math.Floor(rng.ExpFloat64() * 0.5 * e),
+			}
+			r := Run{Values: v}
+			if paired {
+				r.Seed, r.HasSeed = uint32(i+1), true
+			}
+			c.Runs = append(c.Runs, r)
 		}
 		return c
 	}
 	for range n {
-		rep, err := Compare(side(draw()), side(draw()), o)
+		var effect []float64
+		if paired {
+			for range runs {
+				effect = append(effect, math.Exp(0.3*rng.NormFloat64()))
+			}
+		}
+		rep, err := Compare(side(draw(effect)), side(draw(effect)), o)
 		if err != nil {
 			panic(err)
 		}
@@ -199,35 +216,64 @@ func selfComparisons(n, runs int, seed uint64, o Options) (alarms, calls int) {
 			if r.Decision == Better || r.Decision == Worse {
 				k++
 			}
+			if r.Test == Paired {
+				pairedRows++
+			}
 		}
 		if k > 0 {
 			alarms++
 		}
 		calls += k
 	}
-	return alarms, calls
+	return alarms, calls, pairedRows
+}
+
+// binomialQuantile is the smallest b with P(X ≤ b) ≥ q for X of
+// Binomial(n, p).
+func binomialQuantile(n int, p, q float64) int {
+	cdf := 0.0
+	for b := 0; b <= n; b++ {
+		cdf += binomial(n, b) * math.Pow(p, float64(b)) * math.Pow(1-p, float64(n-b))
+		if cdf >= q {
+			return b
+		}
+	}
+	return n
 }
 
 // One configuration compared with itself, 200 times over synthetic seeded
-// samples of five runs a side: the comparisons that call any change are
-// within what the family-wise alpha of 0.05 allows (10 expected at most;
-// the bound is the 99.9th percentile of Binomial(200, 0.05), 22), with
-// the minimum effect and without it; and at ten runs a side.
+// samples: the comparisons that call any change are within what a
+// family-wise alpha of 0.05 allows at the 95% level — at most the 95th
+// percentile of Binomial(200, 0.05), 15 (10 expected; a procedure whose
+// false alarms were twice alpha would pass one time in seven) — at five
+// runs a side with the minimum effect and without it, at ten runs a side,
+// and at ten runs a side paired by seed.
 func TestFalseAlarms(t *testing.T) {
 	t.Parallel()
-	const n, bound = 200, 22
+	const n = 200
+	bound := binomialQuantile(n, 0.05, 0.95)
+	if bound != 15 {
+		t.Fatalf("the 95th percentile of Binomial(200, 0.05) is 15, computed %d", bound)
+	}
 	for _, c := range []struct {
 		name      string
 		runs      int
 		minEffect float64
-	}{{"5 runs, min effect 5%", 5, 0.05}, {"5 runs, no min effect", 5, 0}, {"10 runs, min effect 5%", 10, 0.05}} {
+		paired    bool
+	}{
+		{"5 runs, min effect 5%", 5, 0.05, false}, {"5 runs, no min effect", 5, 0, false}, {"10 runs, min effect 5%", 10, 0.05, false},
+		{"10 runs paired by seed, min effect 5%", 10, 0.05, true}, {"10 runs paired by seed, no min effect", 10, 0, true},
+	} {
 		o := Defaults()
 		o.MinEffect = c.minEffect
-		alarms, calls := selfComparisons(n, c.runs, 41, o)
-		t.Logf("%s: %d of %d self-comparisons called a change (%d changes called), alpha 0.05 allows %.0f on average",
-			c.name, alarms, n, calls, o.Alpha*n)
+		alarms, calls, pairedRows := selfComparisons(n, c.runs, 41, o, c.paired)
+		t.Logf("%s: %d of %d self-comparisons called a change (%d changes called; %d comparisons paired), alpha 0.05 allows %.0f on average",
+			c.name, alarms, n, calls, pairedRows, o.Alpha*n)
 		if alarms > bound {
 			t.Errorf("%s: %d false alarms in %d, more than %d", c.name, alarms, n, bound)
+		}
+		if c.paired && pairedRows < 5*n {
+			t.Errorf("%s: only %d of the comparisons paired", c.name, pairedRows)
 		}
 	}
 }
@@ -260,5 +306,102 @@ func TestPowerAtFiveRuns(t *testing.T) {
 	}
 	if hits < 45 {
 		t.Errorf("a 30%% lower rate called worse %d times in 50", hits)
+	}
+}
+
+// Any comparison with too few values a side is refused, not left out of
+// the count: one run against six, one against one (its values alike or
+// not), a cell with no run on one side, a metric most runs lack; each error names the cell, the
+// metric and the runs needed, and nothing is judged.
+func TestTooFewRunsAnyRow(t *testing.T) {
+	t.Parallel()
+	acc := func(vs ...float64) map[string][]float64 { return map[string][]float64{"accepted_per_second": vs} }
+	six := side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)))
+	o := Defaults()
+	o.Metrics = []string{"accepted_per_second"}
+	partly := side(cellOf("c", nil, map[string][]float64{"accepted_per_second": {30, 31, 29, 30.5, 30.2, 29.8},
+		"duration_seconds": {3, 3.1}}))
+	for _, c := range []struct {
+		name          string
+		before, after Side
+		o             Options
+		want          string
+	}{
+		{"1 v 6", side(cellOf("c", nil, acc(15))), six, o, "c accepted_per_second: 1 run before and 6 after"},
+		{"1 v 1", side(cellOf("c", nil, acc(15))), side(cellOf("c", nil, acc(30))), o, "c accepted_per_second: 1 run before and 1 after"},
+		{"1 v 1, the same", side(cellOf("c", nil, acc(30))), side(cellOf("c", nil, acc(30))), o, "c: 1 run before and 1 after"},
+		{"a cell without runs after", side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), cellOf("d", nil, acc(1, 2, 3, 4, 5, 6))),
+			side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}), o, "d accepted_per_second: 6 runs before and 0 after"},
+		{"a cell without runs", side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}),
+			side(cellOf("c", nil, acc(30, 31, 29, 30.5, 30.2, 29.8)), Cell{Name: "d"}), o, "d: 0 runs before and 0 after"},
+		{"a metric most runs lack", partly, partly, Defaults(), "c duration_seconds: 2 runs before and 2 after have a value (of 6 and 6)"},
+	} {
+		rep, err := Compare(c.before, c.after, c.o)
+		var few *TooFewRuns
+		if !errors.As(err, &few) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "needs at least") {
+			t.Errorf("%s: %v; want a *TooFewRuns with %q", c.name, err, c.want)
+			continue
+		}
+		for _, r := range rep.Rows {
+			if r.Decision != NotEnough && r.Decision != NoChange || r.P != nil {
+				t.Errorf("%s: a row judged: %+v", c.name, r)
+			}
+		}
+	}
+}
+
+// A significant comparison whose estimated shift is 0 (most values tied)
+// is no change even with no minimum effect, on the ratio scale and on the
+// difference scale: it has no direction to call.
+func TestZeroShiftIsNoChange(t *testing.T) {
+	t.Parallel()
+	fill := func(first float64, n5, n6 int) []float64 {
+		out := []float64{first}
+		for range n5 {
+			out = append(out, 5)
+		}
+		for range n6 {
+			out = append(out, 6)
+		}
+		return out
+	}
+	o := Defaults()
+	o.MinEffect = 0
+	for _, c := range []struct {
+		metric, scale string
+		first         float64
+	}{{"accepted_per_second", Ratio, 5}, {"rejected.records", Difference, 0}} {
+		o.Metrics = []string{c.metric}
+		before := side(cellOf("c", nil, map[string][]float64{c.metric: fill(c.first, 19, 0)}))
+		after := side(cellOf("c", nil, map[string][]float64{c.metric: fill(c.first, 11, 8)}))
+		rep, err := Compare(before, after, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Rows[0]
+		shift := *r.Estimate
+		if c.scale == Ratio {
+			shift--
+		}
+		if r.Scale != c.scale || *r.HolmP > o.Alpha || shift != 0 || r.Decision != NoChange || !strings.Contains(r.Note, "estimated change is 0") {
+			t.Errorf("%s: %+v (Holm p %v, estimate %v)", c.metric, r, *r.HolmP, *r.Estimate)
+		}
+	}
+}
+
+// From a median of 0 there is no relative change: no timeout before, one
+// a run after, is worse however small the minimum effect leaves it, and
+// the row says the minimum effect did not apply.
+func TestFromZeroIgnoresMinEffect(t *testing.T) {
+	t.Parallel()
+	o := Defaults()
+	o.Metrics = []string{"call_timeouts"}
+	rep, err := Compare(side(cellOf("c", nil, map[string][]float64{"call_timeouts": {0, 0, 0, 0, 0}})),
+		side(cellOf("c", nil, map[string][]float64{"call_timeouts": {1, 1, 1, 1, 1}})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.Decision != Worse || r.Change != nil || !strings.Contains(r.Note, "the minimum effect does not apply") {
+		t.Errorf("0 → 1 timeout a run: %+v", r)
 	}
 }

@@ -27,7 +27,7 @@ func shiftUnpaired(before, after []float64, level float64) estimate {
 	slices.Sort(d)
 	m, n := len(before), len(after)
 	var cdf func(u int) float64
-	if m+n <= exactLimit {
+	if m+n <= ExactLimit {
 		ranks := make([]int, m+n)
 		for i := range ranks {
 			ranks[i] = 2 * (i + 1)
@@ -53,7 +53,7 @@ func shiftPaired(d []float64, level float64) estimate {
 	slices.Sort(w)
 	n := len(d)
 	var cdf func(t int) float64
-	if n <= exactLimit {
+	if n <= ExactLimit {
 		ranks := make([]int, n)
 		for i := range ranks {
 			ranks[i] = 2 * (i + 1)

@@ -6,11 +6,13 @@ import (
 	"slices"
 )
 
-// exactLimit is the most values (both samples together for Mann–Whitney,
+// ExactLimit is the most values (both samples together for Mann–Whitney,
 // pairs for the signed-rank test) whose null distribution is counted
 // exactly: the counts fit a uint64 up to C(60, 30) and 2^62. Beyond it,
-// the normal approximation (with the ties' correction) is used.
-const exactLimit = 60
+// the normal approximation is used, for the tests and the intervals alike,
+// with a continuity correction of half a rank (and the ties' correction
+// in the tests' variance).
+const ExactLimit = 60
 
 // doubledRanks are the midranks of vals, doubled so that they are whole
 // numbers: a tie over positions i..j (from 1) ranks i+j for each.
@@ -117,7 +119,8 @@ func abs(x int) int {
 // mannWhitney is the two-sided p of the Mann–Whitney (Wilcoxon rank-sum)
 // test that after is drawn from before's distribution, exact (ties by
 // midranks, the permutation distribution of the pooled values) up to
-// exactLimit values; least is the smallest p these pooled values allow.
+// ExactLimit values, beyond by the normal approximation; least is the
+// smallest p these pooled values allow.
 func mannWhitney(before, after []float64) (p, least float64) {
 	pooled := append(slices.Clone(before), after...)
 	ranks := doubledRanks(pooled)
@@ -126,19 +129,20 @@ func mannWhitney(before, after []float64) (p, least float64) {
 	for _, r := range ranks[len(before):] {
 		observed += r
 	}
-	if n <= exactLimit {
+	if n <= ExactLimit {
 		return twoSided(subsetSums(ranks, k), 2*k*(n+1), observed)
 	}
-	// Normal approximation of the rank sum (in doubled ranks), the ties'
-	// correction in its variance.
+	// Normal approximation of the rank sum (in doubled ranks, so that the
+	// continuity correction of half a rank is 1), the ties' correction in
+	// its variance.
 	ties := 0.0
 	for _, t := range tieSizes(pooled) {
 		ties += float64(t*t*t - t)
 	}
 	m := float64(len(before))
 	sd := math.Sqrt(4 * m * float64(k) / 12 * (float64(n+1) - ties/float64(n*(n-1))))
-	z := math.Abs(float64(observed-k*(n+1))) / sd
-	return math.Min(1, 2*normalTail(z)), math.Min(1, 2*normalTail(m*float64(k)/sd))
+	z := math.Max(0, math.Abs(float64(observed-k*(n+1)))-1) / sd
+	return math.Min(1, 2*normalTail(z)), math.Min(1, 2*normalTail((m*float64(k)-1)/sd))
 }
 
 // tieSizes are the sizes of the groups of equal values in vals.
@@ -159,8 +163,9 @@ func tieSizes(vals []float64) []int {
 
 // signedRank is the two-sided p of the Wilcoxon signed-rank test that the
 // differences d are symmetric about 0, exact (zeros dropped, ties by
-// midranks) up to exactLimit nonzero differences; least is the smallest p
-// these absolute differences allow. No nonzero difference: p 1.
+// midranks) up to ExactLimit nonzero differences, beyond by the normal
+// approximation; least is the smallest p these absolute differences
+// allow. No nonzero difference: p 1.
 func signedRank(d []float64) (p, least float64) {
 	var mag []float64
 	var pos []bool
@@ -180,17 +185,18 @@ func signedRank(d []float64) (p, least float64) {
 			observed += r
 		}
 	}
-	if len(mag) <= exactLimit {
+	if len(mag) <= ExactLimit {
 		return twoSided(anySubsetSums(ranks), total, observed)
 	}
 	ties := 0.0
 	for _, t := range tieSizes(mag) {
 		ties += float64(t*t*t - t)
 	}
+	// In doubled ranks, as above: half a rank's correction is 1.
 	n := float64(len(mag))
 	variance := 4 * (n*(n+1)*(2*n+1)/24 - ties/48)
-	z := math.Abs(float64(2*observed-total)) / 2 / math.Sqrt(variance)
-	least = 2 * normalTail(float64(total)/2/math.Sqrt(variance))
+	z := math.Max(0, math.Abs(float64(2*observed-total))/2-1) / math.Sqrt(variance)
+	least = 2 * normalTail((float64(total)/2-1)/math.Sqrt(variance))
 	return math.Min(1, 2*normalTail(z)), least
 }
 

@@ -1,7 +1,6 @@
 package beforeafter
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -38,8 +37,10 @@ type Summary struct {
 	Max    float64 `json:"max"`
 }
 
-// Row is one metric compared in one cell. Estimate, Lo and Hi are a ratio
-// or a difference (Scale); Coverage is the interval's exact coverage;
+// Row is one metric compared in one cell. Normal says the test or the
+// interval was the normal approximation (beyond ExactLimit values), not
+// exact. Estimate, Lo and Hi are a ratio or a difference (Scale);
+// Coverage is the interval's coverage (exact, or as approximated);
 // Change the relative change (nil from a median of 0); P the test's
 // two-sided p and HolmP Holm's adjusted p, over Report.Comparisons.
 type Row struct {
@@ -49,6 +50,7 @@ type Row struct {
 	After    Summary  `json:"after"`
 	Test     string   `json:"test,omitempty"`
 	Pairs    int      `json:"pairs,omitempty"`
+	Normal   bool     `json:"normal_approximation,omitempty"`
 	Scale    string   `json:"scale,omitempty"`
 	Estimate *float64 `json:"estimate,omitempty"`
 	Lo       *float64 `json:"lo,omitempty"`
@@ -89,7 +91,8 @@ func (r Report) Worse() []Row {
 }
 
 // rows is a row per cell and metric some run of the cell has, the
-// untestable ones decided: too few values, or nothing that varies.
+// untestable ones decided: nothing that varies (not counted), or fewer
+// than 2 values a side (counted, and refused by enoughRuns).
 func rows(before, after Side, metrics []Metric) []Row {
 	var out []Row
 	for _, c := range before.Cells {
@@ -102,11 +105,10 @@ func rows(before, after Side, metrics []Metric) []Row {
 			row.Before, row.After = summarize(row.before), summarize(row.after)
 			row.pairedDiffs = func(logs bool) []float64 { return pairedDiffs(c, a, m.Name, logs) }
 			switch {
+			case len(row.before) > 0 && len(row.after) > 0 && allEqual(row.before, row.after):
+				row.Decision, row.Note = NoChange, "every value is the same: nothing varies, not counted among the comparisons"
 			case len(row.before) < 2 || len(row.after) < 2:
 				row.Decision = NotEnough
-				row.Note = fmt.Sprintf("%d values before and %d after: a comparison needs 2 a side at least", len(row.before), len(row.after))
-			case allEqual(row.before, row.after):
-				row.Decision, row.Note = NoChange, "every value is the same: nothing varies, not counted among the comparisons"
 			}
 			out = append(out, row)
 		}

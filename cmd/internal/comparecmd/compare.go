@@ -50,7 +50,9 @@ func (n *names) Set(s string) error {
 	return nil
 }
 
-// percent is a fraction given as 0.05 or 5%.
+// percent is a fraction given as 0.05 or 5%; a bare number of 1 or more,
+// more likely a percentage without its sign than a change of 100% or
+// more, is refused.
 type percent struct{ v *float64 }
 
 func (p percent) String() string {
@@ -71,6 +73,9 @@ func (p percent) Set(s string) error {
 	}
 	if pct {
 		v /= 100
+	} else if v >= 1 {
+		return fmt.Errorf("%s as a fraction is %g%%: for %s%% write %s%% or %g; a bare fraction must be below 1 "+
+			"(a change of 100%% or more: write it with %%)", t, 100*v, t, t, v/100)
 	}
 	*p.v = v
 	return nil
@@ -83,7 +88,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"each dependency, call_timeouts, permit_timeouts for runs; on_time, rejected, timed_out, p50_ms, p95_ms,\n"+
 		"p99_ms for loads); fewer metrics need fewer runs")
 	fs.Var(&o.cells, "cell", "CELL[,CELL]: compare only these cells of results folders (strategy/scenario/cpu, e.g. C4/healthy/cpus-1)")
-	fs.Var(o.minEffect, "min-effect", "the smallest change called a change, as a fraction or a percentage of the metric (0.05 or 5%)")
+	fs.Var(o.minEffect, "min-effect", "the smallest change called a change, as a fraction below 1 or a percentage of the metric (0.05 or 5%)")
 	fs.Float64Var(&o.cmp.Alpha, "alpha", o.cmp.Alpha, "the family-wise chance of calling any change where there is none: Holm's correction over\n"+
 		"every comparison whose values vary")
 	fs.BoolVar(&o.asJSON, "json", false, "print the comparison as one JSON object")

@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/experiments/beforeafter"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
@@ -139,6 +140,10 @@ func TestCompareRefusals(t *testing.T) {
 		{[]string{r, r, "--json", "--markdown"}, "--json and --markdown: give one"},
 		{[]string{r}, "want BEFORE and AFTER"},
 		{[]string{r, r, "--min-effect", "x"}, `"x" is not a number`},
+		{[]string{r, r, "--min-effect", "5"}, "5 as a fraction is 500%: for 5% write 5% or 0.05"},
+		{[]string{r, r, "--min-effect", "1"}, "a bare fraction must be below 1"},
+		{[]string{r, r, "--min-effect", "-1%"}, "must be at least 0 and below 10 (0% to under 1000%"},
+		{[]string{r, r, "--min-effect", "1000%"}, "must be at least 0 and below 10"},
 		{[]string{r, filepath.Join(dir, "none-*.json")}, "no file matches"},
 	} {
 		var out bytes.Buffer
@@ -212,5 +217,148 @@ func TestSplitArgs(t *testing.T) {
 	flags, paths := splitArgs([]string{"--metric", "a,b", "x", "--json", "y", "--alpha=0.1"}, fs)
 	if strings.Join(flags, " ") != "--metric a,b --json --alpha=0.1" || strings.Join(paths, " ") != "x y" {
 		t.Errorf("flags %q, paths %q", flags, paths)
+	}
+}
+
+// Too few runs exit 2 however few: one run against six, one against one,
+// and a results folder whose cell has no valid run after.
+func TestCompareTooFewRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var six []any
+	for i := range 6 {
+		six = append(six, runResult(t, 6, 30+float64(i)))
+	}
+	one := writeJSON(t, dir, "one.json", runResult(t, 6, 15))
+	s := writeJSON(t, dir, "six.json", six...)
+	before, after := results(t, dir, "a", 1), results(t, filepath.Join(dir, "x"), "a", 1)
+	res, err := resultsfile.ReadResults(filepath.Join(after, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Runs {
+		if res.Runs[i].Cell.Strategy == "C2" {
+			res.Runs[i].Status = resultsfile.RunInvalid
+		}
+	}
+	if err := resultsfile.WriteJSON(filepath.Join(after, "results.json"), res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"1 v 6", []string{one, s}, "1 run before and 6 after"},
+		{"1 v 1", []string{one, one}, "1 run before and 1 after"},
+		{"no valid run after", []string{before, after, "--metric", "accepted_per_second"},
+			"C2/healthy/cpus-1 accepted_per_second: 5 runs before and 0 after"},
+	} {
+		var out bytes.Buffer
+		err := Main(c.args, &out)
+		if exitOf(err) != 2 || !strings.Contains(err.Error(), c.want) || !strings.Contains(out.String(), "NOT JUDGED") {
+			t.Errorf("%s: exit %d, %v; want 2 and %q\n%s", c.name, exitOf(err), err, c.want, out.String())
+		}
+	}
+}
+
+// Empty inputs are refused naming the file: both sides empty files, one
+// side empty, folders of empty files (and whitespace is empty).
+func TestCompareEmptyFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var runs []any
+	for i := range 5 {
+		runs = append(runs, runResult(t, 6, 30+float64(i)))
+	}
+	r := writeJSON(t, dir, "runs.json", runs...)
+	empty := writeJSON(t, dir, "empty.json")
+	blank := filepath.Join(dir, "blank.json")
+	if err := os.WriteFile(blank, []byte("\n  \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "folder")
+	writeJSON(t, folder, "a.json")
+	writeJSON(t, folder, "b.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{empty, empty}, "before: " + empty + ": empty: no result of loadlab run --json or loadlab load --json in it"},
+		{[]string{r, empty}, "after: " + empty + ": empty"},
+		{[]string{blank, r}, "before: " + blank + ": empty"},
+		{[]string{folder, folder}, "before: " + filepath.Join(folder, "a.json") + ": empty"},
+	} {
+		var out bytes.Buffer
+		err := Main(c.args, &out)
+		if exitOf(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, exitOf(err), err, c.want)
+		}
+	}
+}
+
+// The help's examples name metrics of one kind each, as a comparison
+// takes them: a run's and a load's together would always exit 2.
+func TestHelpExamplesMetrics(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	for _, line := range strings.Split(intro, "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] != "--metric" {
+				continue
+			}
+			var kinds []beforeafter.Kind
+			for _, k := range []beforeafter.Kind{beforeafter.Runs, beforeafter.Loads} {
+				all := true
+				for _, n := range strings.Split(f[i+1], ",") {
+					_, ok := beforeafter.Lookup(k, n)
+					all = all && ok
+				}
+				if all {
+					kinds = append(kinds, k)
+				}
+			}
+			if len(kinds) == 0 {
+				t.Errorf("example %q: --metric %s is of no one kind", strings.TrimSpace(line), f[i+1])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no example with --metric checked")
+	}
+}
+
+// Beyond the exact limit the output says the test is the normal
+// approximation: in the rule and in each row's test; within it, exact.
+func TestCompareSaysNormalApproximation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var many, few []any
+	for i := range 35 {
+		many = append(many, runResult(t, 6, 30+float64(i%7)))
+		if i < 5 {
+			few = append(few, runResult(t, 6, 30+float64(i%7)))
+		}
+	}
+	m := writeJSON(t, dir, "many.json", many...)
+	f := writeJSON(t, dir, "few.json", few...)
+	var out bytes.Buffer
+	if err := Main([]string{m, m, "--metric", "accepted_per_second"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"exact up to 60 values, beyond (1 of the comparisons, marked \"normal\") by the normal approximation " +
+		"with a continuity correction", "unpaired, normal"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("35 a side: no %q in\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := Main([]string{f, f, "--metric", "accepted_per_second"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "tests two-sided and exact") || strings.Contains(out.String(), "normal") {
+		t.Errorf("5 a side:\n%s", out.String())
 	}
 }

@@ -30,7 +30,8 @@ const (
 
 // input is one side as read: where it came from, the results' experiment
 // (a results folder's), each configuration its runs ran with (a key, by
-// the files that ran it) and the runs by cell.
+// the files that ran it: the strategy or the load's scenario, the time
+// scale and the rest of what sets the workload) and the runs by cell.
 type input struct {
 	arg, source string
 	experiment  string
@@ -131,7 +132,7 @@ func (in *input) readResults(path string) error {
 
 // readFile reads every JSON value of one file: results of loadlab run
 // --json or loadlab load --json, one after another (a file each run
-// appended to).
+// appended to). A file without any is refused.
 func (in *input) readFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -140,7 +141,9 @@ func (in *input) readFile(path string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for i := 1; ; i++ {
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
+		if err := dec.Decode(&raw); err == io.EOF && i == 1 {
+			return fmt.Errorf("%s: empty: no result of %s or %s in it", path, fromRun, fromLoad)
+		} else if err == io.EOF {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("%s: value %d: not JSON: %v", path, i, err)
@@ -199,8 +202,9 @@ func (in *input) addRun(path string, raw json.RawMessage) error {
 		Strategy      any     `json:"strategy"`
 		Records       int     `json:"records,omitempty"`
 		DurationLimit float64 `json:"duration_limit_lab_seconds,omitempty"`
+		TimeScale     float64 `json:"time_scale"`
 		Profile       string  `json:"profile,omitempty"`
-	}{Strategy: r.Params, DurationLimit: r.DurationLimit}
+	}{Strategy: r.Params, DurationLimit: r.DurationLimit, TimeScale: timeScale(r.TimeScale)}
 	if r.DurationLimit == 0 {
 		key.Records = r.Records
 	}
@@ -221,10 +225,11 @@ func (in *input) addLoad(path string, raw json.RawMessage) error {
 		return fmt.Errorf("%s: an interrupted load (partial): leave it out", path)
 	}
 	key := struct {
-		Scenario loadgen.Scenario `json:"scenario"`
-		Arrivals loadgen.Arrivals `json:"arrivals,omitempty"`
-		Client   string           `json:"client"`
-	}{r.Scenario, r.Arrivals, r.Client}
+		Scenario  loadgen.Scenario `json:"scenario"`
+		Arrivals  loadgen.Arrivals `json:"arrivals,omitempty"`
+		Client    string           `json:"client"`
+		TimeScale float64          `json:"time_scale"`
+	}{r.Scenario, r.Arrivals, r.Client, timeScale(r.TimeScale)}
 	in.addOne(path, key, string(r.Scenario.Mode), beforeafter.Run{Values: loadresult.Figures(r)}, beforeafter.Loads)
 	return nil
 }
@@ -243,13 +248,18 @@ func (in *input) addOne(path string, key any, name string, run beforeafter.Run, 
 	in.side.Cells[0].Runs = append(in.side.Cells[0].Runs, run)
 }
 
+// timeScale is a result's time scale, 1 (real time) when it gives none.
+func timeScale(s float64) float64 {
+	if s <= 0 {
+		return 1
+	}
+	return s
+}
+
 // runValues are a run's metrics as an experiment derives them (rates and
 // times in lab seconds).
 func runValues(r records.Result) map[string]float64 {
-	scale := r.TimeScale
-	if scale <= 0 {
-		scale = 1
-	}
+	scale := timeScale(r.TimeScale)
 	var st api.Stats
 	if r.Server != nil {
 		st = *r.Server

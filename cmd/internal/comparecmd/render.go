@@ -39,27 +39,36 @@ func infoOf(in *input) sideInfo {
 // String is "5 runs, loadlab run --json", with the cells when more than one.
 func (s sideInfo) String() string {
 	if s.Cells > 1 {
-		return fmt.Sprintf("%d runs in %d cells, %s", s.Runs, s.Cells, s.Source)
+		return fmt.Sprintf("%d run%s in %d cells, %s", s.Runs, plural(s.Runs), s.Cells, s.Source)
 	}
-	return fmt.Sprintf("%d runs, %s", s.Runs, s.Source)
+	return fmt.Sprintf("%d run%s, %s", s.Runs, plural(s.Runs), s.Source)
 }
 
 // rule says how a change is called, with the figures in force and the
 // tests the rows used.
 func rule(r beforeafter.Report) string {
 	var tests []string
+	normal := 0
 	for _, row := range r.Rows {
 		if row.Test != "" && !slices.Contains(tests, row.Test) {
 			tests = append(tests, row.Test)
+		}
+		if row.Normal {
+			normal++
 		}
 	}
 	used := ""
 	if len(tests) > 0 {
 		used = ": " + strings.Join(tests, ", ")
 	}
+	how := "two-sided and exact" + used
+	if normal > 0 {
+		how = fmt.Sprintf("two-sided%s, exact up to %d values, beyond (%d of the comparisons, marked \"normal\") by the normal "+
+			"approximation with a continuity correction", used, beforeafter.ExactLimit, normal)
+	}
 	return fmt.Sprintf("a change is called when its Holm-adjusted p is at most %g over the %d comparisons whose values vary "+
 		"(the chance of any false call at most %g) and it moves the metric by at least %g%% (--min-effect); "+
-		"tests two-sided and exact%s; intervals at %g%%", r.Alpha, r.Comparisons, r.Alpha, 100*r.MinEffect, used, 100*r.Level)
+		"tests %s; intervals at %g%%", r.Alpha, r.Comparisons, r.Alpha, 100*r.MinEffect, how, 100*r.Level)
 }
 
 // num is a figure to 4 significant digits.
@@ -77,12 +86,16 @@ func columns(r beforeafter.Row) []string {
 		case beforeafter.Ratio:
 			change = fmt.Sprintf("%s× [%s, %s]", num(*r.Estimate), num(*r.Lo), num(*r.Hi))
 		default:
-			change = fmt.Sprintf("%+g %s [%s, %s]", roundTo4(*r.Estimate), r.Metric.Unit, num(*r.Lo), num(*r.Hi))
+			change = fmt.Sprintf("%+g %s [%+g %s, %+g %s]", roundTo4(*r.Estimate), r.Metric.Unit,
+				roundTo4(*r.Lo), r.Metric.Unit, roundTo4(*r.Hi), r.Metric.Unit)
 		}
 		change += fmt.Sprintf(" %.1f%%", 100**r.Coverage)
 	}
 	if r.Test != "" {
 		test = strings.Fields(r.Test)[0]
+	}
+	if r.Normal {
+		test += ", normal"
 	}
 	if r.P != nil {
 		p = strconv.FormatFloat(*r.P, 'g', 2, 64)
