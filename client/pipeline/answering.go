@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,15 +38,23 @@ func (e *AnswerError) Error() string {
 	return fmt.Sprintf("dependency %s: OPTIONS %s answered %s, Allow: %s: not its method %s", e.Dependency, e.URL, e.Status, e.Allow, e.Method)
 }
 
+// SilentError is a dependency's service that accepted a connection and
+// answered nothing to OPTIONS within AnswerTimeout.
+type SilentError struct{ Dependency, URL string }
+
+func (e *SilentError) Error() string {
+	return fmt.Sprintf("dependency %s: %s accepted a connection but did not answer OPTIONS within %v", e.Dependency, e.URL, AnswerTimeout)
+}
+
 // Answering asks each dependency's service (bases: where each is sent, by
 // name) once, with OPTIONS on the dependency's path rendered for AnswerID,
 // whether the path is there and takes the dependency's method; the error
 // is an *AnswerError for the first that says no (404; 405 or 501 with an
 // Allow that lacks the method). Any other answer passes: many services do
 // not implement OPTIONS, and a 2xx, 400, 401, or 405 without Allow says
-// nothing against the calls. So does no answer (a refused connection is
-// Accepting's to report, a timeout the calls'). dial nil is the system's
-// dialer.
+// nothing against the calls. So does a refused connection (Accepting's
+// to report); a service that accepts and answers nothing within
+// AnswerTimeout is a *SilentError. dial nil is the system's dialer.
 //
 // OPTIONS, not the dependency's method: it sends no body and changes
 // nothing, where the real method would be one record's call more, counted
@@ -87,7 +96,12 @@ func (d *Dependency) answering(ctx context.Context, hc *http.Client, base string
 		req.Header.Set(k, v)
 	}
 	resp, err := hc.Do(req)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// A service that accepts a connection and answers nothing within
+		// AnswerTimeout would answer no record either: said now, once.
+		return &SilentError{Dependency: d.Name, URL: base + path}
+	case err != nil:
 		return nil
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

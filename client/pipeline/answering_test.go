@@ -7,8 +7,11 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/loadlab/loadlab/client/pipeline"
+	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
 // Answering refuses a dependency whose service says, to OPTIONS on the
@@ -88,4 +91,23 @@ steps:
 	if err := p.Answering(context.Background(), nil, nil); err != nil {
 		t.Errorf("no base: %v", err)
 	}
+}
+
+// A service that accepts the connection and answers nothing within
+// AnswerTimeout is said to be silent, at once, not passed on to time
+// out every record's call (on a fake clock over an in-memory wire).
+func TestAnsweringASilentService(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		url, dial := mocktest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		p, err := pipeline.Parse("p.yaml", []byte("name: p\ndependencies:\n  - {name: stock, method: GET, path: /stock}\nsteps:\n  - {dependency: stock, required: true}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = p.Answering(context.Background(), dial, map[string]string{"stock": url})
+		var silent *pipeline.SilentError
+		if !errors.As(err, &silent) || silent.Dependency != "stock" || time.Since(start) != pipeline.AnswerTimeout {
+			t.Errorf("%v after %v; want a SilentError of stock after %v", err, time.Since(start), pipeline.AnswerTimeout)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
-	"github.com/loadlab/loadlab/mockservice/config"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -129,12 +127,7 @@ func (ex *execution) adviseOne(ctx context.Context, scenario string) *resultsfil
 // one at its base_url, as it is (neither waited on nor reset).
 func (ex *execution) ownTargets(scenario string, scale float64) (at func(string) (api.Client, time.Duration, bool), stop func(), err error) {
 	spec := ex.cfg.Spec
-	shaped := spec.CopiesFor(scenario)
-	cfg := config.Copies{Seed: spec.Seed, TimeScale: scale}
-	for _, name := range slices.Sorted(maps.Keys(shaped)) {
-		cfg.Copies = append(cfg.Copies, shaped[name])
-	}
-	urls, stopCopies, err := ex.cfg.Copies.StartCopies(cfg)
+	shaped, urls, stop, err := ex.startCopies(scenario, spec.Seed, scale)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +137,7 @@ func (ex *execution) ownTargets(scenario string, scale float64) (at func(string)
 		}
 		return api.Client{BaseURL: spec.Own.Pipeline.Dependency(dep).BaseURL}, 0, false
 	}
-	return at, func() { _ = stopCopies() }, nil
+	return at, stop, nil
 }
 
 // probeConfig is the probe of dependency d that the experiment's advise

@@ -68,13 +68,11 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 	if err := ex.prepare(ctx, mock, c, quietFor, &rec); err != nil {
 		return fail(err)
 	}
-	setting, _ := ex.cfg.Spec.CPU(c.CPU)
-	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	lim, err := ex.cpuLimit(c, &rec)
 	if err != nil {
-		return fail(fmt.Errorf("cpu limit %s: %w", c.CPU, err))
+		return fail(err)
 	}
 	defer lim.Cleanup()
-	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
 	cfg, err := ex.childConfig(mock, c, run, scale)
 	if err != nil {
 		return fail(err)
@@ -95,14 +93,32 @@ func (ex *execution) runAt(ctx context.Context, mock api.Client, scale float64, 
 		return fail(fmt.Errorf("scrape: %w", err))
 	}
 	cres.Server = nil // the runner's own scrape is the record
-	if run != 1 {
-		cres.Timeline = nil // one run per cell keeps its timeline
-	}
-	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
+	keepTimeline(&cres, run)
 	unknown := resolveUnknown(ctx, mock, cres)
 	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
 	judge.Derive(&rec, scale)
 	return rec
+}
+
+// cpuLimit prepares cell c's CPU limit for a child and says in rec how it
+// is applied; the caller cleans it up.
+func (ex *execution) cpuLimit(c design.Cell, rec *resultsfile.RunRecord) (cpulimit.Limit, error) {
+	setting, _ := ex.cfg.Spec.CPU(c.CPU)
+	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err != nil {
+		return lim, fmt.Errorf("cpu limit %s: %w", c.CPU, err)
+	}
+	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
+	return lim, nil
+}
+
+// keepTimeline keeps run 1's timeline of a cell, downsampled, and drops
+// the others'.
+func keepTimeline(cres *records.Result, run int) {
+	if run != 1 {
+		cres.Timeline = nil
+	}
+	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
 }
 
 // prepare gives the mock service the cell's profile and its stations'

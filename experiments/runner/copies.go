@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
@@ -72,16 +70,11 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 		rec.Status, rec.Reason = resultsfile.RunFailed, err.Error()
 		return rec
 	}
-	shaped := spec.CopiesFor(c.Scenario)
-	cfg := config.Copies{Seed: rec.Seed, TimeScale: scale}
-	for _, name := range slices.Sorted(maps.Keys(shaped)) {
-		cfg.Copies = append(cfg.Copies, shaped[name])
-	}
-	urls, stop, err := ex.cfg.Copies.StartCopies(cfg)
+	shaped, urls, stop, err := ex.startCopies(c.Scenario, rec.Seed, scale)
 	if err != nil {
 		return fail(fmt.Errorf("virtual copies: %w", err))
 	}
-	defer func() { _ = stop() }()
+	defer stop()
 	copies := copySet{}
 	for name, url := range urls {
 		copies[name] = ex.mockClient(url)
@@ -89,13 +82,11 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 	quietFor := copiesQuietLimit(shaped, scale)
 	before := waitQuiet(ctx, copies, quietFor)
 	rec.QuietBefore = &before
-	setting, _ := spec.CPU(c.CPU)
-	lim, err := cpulimit.Prepare(setting.Limit(), fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()))
+	lim, err := ex.cpuLimit(c, &rec)
 	if err != nil {
-		return fail(fmt.Errorf("cpu limit %s: %w", c.CPU, err))
+		return fail(err)
 	}
 	defer lim.Cleanup()
-	rec.Mechanism, rec.MechanismKind = lim.Mechanism, lim.Kind
 	runCfg, err := ex.ownChildConfig(urls, c, run, scale)
 	if err != nil {
 		return fail(err)
@@ -111,14 +102,27 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 		return fail(fmt.Errorf("the copies' counts: %w", err))
 	}
 	cres.Server = nil // the runner's own count is the record
-	if run != 1 {
-		cres.Timeline = nil
-	}
-	cres.Timeline = downsample(cres.Timeline, maxTimelineSamples)
+	keepTimeline(&cres, run)
 	unknown := resultsfile.Resolution{Unresolved: cres.WriteUnknown}
 	rec.Client, rec.Server, rec.Unknown = &cres, &st, &unknown
 	judge.Derive(&rec, scale)
 	return rec
+}
+
+// startCopies starts the copies as scenario shapes them (shaped, by
+// dependency), with seed at time scale scale, until stop; urls are their
+// base URLs.
+func (ex *execution) startCopies(scenario string, seed uint32, scale float64) (shaped map[string]config.Virtual, urls map[string]string, stop func(), err error) {
+	shaped = ex.cfg.Spec.CopiesFor(scenario)
+	cfg := config.Copies{Seed: seed, TimeScale: scale}
+	for _, name := range slices.Sorted(maps.Keys(shaped)) {
+		cfg.Copies = append(cfg.Copies, shaped[name])
+	}
+	urls, stopCopies, err := ex.cfg.Copies.StartCopies(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return shaped, urls, func() { _ = stopCopies() }, nil
 }
 
 // ownChildConfig is run run of cell c of an experiment on one's own

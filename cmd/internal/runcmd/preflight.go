@@ -35,7 +35,10 @@ func (o *runOptions) preflight(cfg records.Config) error {
 	}
 	err := p.Answering(ctx, cfg.Dial, bases)
 	var ae *pipeline.AnswerError
+	var silent *pipeline.SilentError
 	switch {
+	case errors.As(err, &silent):
+		return usageErr("%v", runHint(fmt.Errorf("%w: %w", records.ErrUnreachable, err)))
 	case errors.As(err, &ae) && ae.NoPath && o.pipelineFile != "":
 		fmt.Fprintf(os.Stderr, "loadlab: run: %v (a service may answer 404 to OPTIONS alone): if its calls answer 404 too, %s\n", err, o.answerFix(ae))
 		return nil
