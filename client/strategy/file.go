@@ -1,8 +1,6 @@
 package strategy
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -49,53 +47,62 @@ func LoadFile(path string, p *pipeline.Pipeline) (Strategy, error) {
 	if err != nil {
 		return Strategy{}, err
 	}
-	fail := func(err error, at ...any) error {
-		field := "strategy"
-		for _, x := range at[1:] {
-			field += "." + fmt.Sprint(x)
+	s, err := f.Strategy.Check(p)
+	if err != nil {
+		at, fieldName := []any{"strategy"}, "strategy"
+		if fe, ok := field.Of(err); ok {
+			if fe.Field != "" {
+				for _, part := range strings.Split(fe.Field, ".") {
+					at = append(at, part)
+				}
+				fieldName += "." + fe.Field
+			}
+			err = fe.Err
 		}
-		return &yamlfile.Error{File: path, Line: yamlfile.Line(root, at...), Field: field, Err: err}
+		return Strategy{}, &yamlfile.Error{File: path, Line: yamlfile.Line(root, at...), Field: fieldName, Err: err}
 	}
-	s := f.Strategy.Strategy()
+	return s, nil
+}
+
+// Check checks a strategy as a file (or an experiment file's inline
+// strategy) gives it against the pipeline it will run, and returns it as a
+// run takes it; an error names the field below the strategy
+// (field.Of: "permits.orders").
+func (f FileStrategy) Check(p *pipeline.Pipeline) (Strategy, error) {
+	s := f.Strategy()
 	if s.Name == "" {
-		return Strategy{}, fail(errors.New("missing"), "strategy", "name")
+		return Strategy{}, field.Errorf("name", "missing")
 	}
 	if s.RecordsInFlight < 1 {
-		return Strategy{}, fail(fmt.Errorf("%d must be ≥ 1", s.RecordsInFlight), "strategy", "records_in_flight")
+		return Strategy{}, field.Errorf("records_in_flight", "%d must be ≥ 1", s.RecordsInFlight)
 	}
 	for _, m := range []struct {
 		field string
 		deps  []string
 	}{{"permits", slices.Sorted(maps.Keys(s.Permits))}, {"rates", slices.Sorted(maps.Keys(s.Rates))}, {"adaptive", slices.Sorted(maps.Keys(s.Adaptive))}} {
 		for _, dep := range m.deps {
+			at := m.field + "." + dep
 			if p.Dependency(dep) == nil {
-				return Strategy{}, fail(fmt.Errorf("%q is not a dependency of pipeline %s (%s)", dep, p.Name, p.File), "strategy", m.field, dep)
+				return Strategy{}, field.Errorf(at, "%q is not a dependency of pipeline %s (%s)", dep, p.Name, p.File)
 			}
 			if n, ok := s.Permits[dep]; ok && m.field == "permits" && n < 1 {
-				return Strategy{}, fail(fmt.Errorf("%d must be ≥ 1", n), "strategy", m.field, dep)
+				return Strategy{}, field.Errorf(at, "%d must be ≥ 1", n)
 			}
 			if r, ok := s.Rates[dep]; ok && m.field == "rates" && (!(r > 0) || math.IsInf(r, 0)) {
-				return Strategy{}, fail(fmt.Errorf("%v must be > 0 (calls per lab second)", r), "strategy", m.field, dep)
+				return Strategy{}, field.Errorf(at, "%v must be > 0 (calls per lab second)", r)
 			}
 		}
 	}
 	for _, dep := range slices.Sorted(maps.Keys(s.Adaptive)) {
 		if err := s.Adaptive[dep].Validate(); err != nil {
-			return Strategy{}, fail(err, "strategy", "adaptive", dep)
+			return Strategy{}, field.Errorf("adaptive."+dep, "%w", err)
 		}
 	}
 	if err := s.Retries.Validate(); err != nil {
-		at := []any{"strategy"}
-		if fe, ok := field.Of(err); ok {
-			for _, part := range strings.Split(fe.Field, ".") {
-				at = append(at, part)
-			}
-			err = fe.Err
-		}
-		return Strategy{}, fail(err, at...)
+		return Strategy{}, err // its field below the strategy, when it has one
 	}
 	if err := s.Validate(); err != nil {
-		return Strategy{}, fail(err, "strategy")
+		return Strategy{}, &field.Error{Err: err} // the strategy's as a whole
 	}
 	return s, nil
 }

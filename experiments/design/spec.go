@@ -30,7 +30,7 @@ type Spec struct {
 	CallTimeout   time.Duration `yaml:"call_timeout" json:"call_timeout"`
 	PermitTimeout time.Duration `yaml:"permit_timeout" json:"permit_timeout"`
 	Seed          uint32        `yaml:"seed" json:"seed"`
-	Strategies    []string      `yaml:"strategies" json:"strategies"`
+	Strategies    StrategyList  `yaml:"strategies" json:"strategies"`
 	Scenarios     ScenarioList  `yaml:"scenarios" json:"scenarios"`
 	CPUs          []CPUSetting  `yaml:"cpus" json:"cpus"`
 	Exclude       []Exclude     `yaml:"exclude" json:"exclude,omitempty"`
@@ -68,6 +68,9 @@ type Spec struct {
 	Virtual       map[string]VirtualSpec           `yaml:"virtual,omitempty" json:"virtual,omitempty"`
 	StrategyFiles map[string]string                `yaml:"strategy_files,omitempty" json:"strategy_files,omitempty"`
 	Changes       map[string]map[string]CopyChange `yaml:"-" json:"changes,omitempty"`
+	// inline are the strategies given inline in Strategies, by name, as
+	// read (loadOwn checks them into Own.Strategies).
+	inline map[string]inlineStrategy
 	Own           *Own                             `yaml:"-" json:"own,omitempty"`
 }
 

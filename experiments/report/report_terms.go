@@ -23,6 +23,10 @@ func strategiesText(sp design.Spec) string {
 			each = append(each, fmt.Sprintf("%s — from %s: %s", name, sp.StrategyFiles[name], st.Describe()))
 			continue
 		}
+		if st, ok := sp.OwnStrategy(name); ok { // not a file's: given inline
+			each = append(each, fmt.Sprintf("%s — given inline: %s", name, st.Describe()))
+			continue
+		}
 		st, err := strategy.Parse(name)
 		if err != nil {
 			each = append(each, name+" — not a strategy loadlab knows")
