@@ -113,9 +113,12 @@ func (s Spec) OwnMetrics() []string {
 	return out
 }
 
-// CopiesFor are the copies as scenario runs them, by dependency: each
-// fitted copy with the scenario's changes.
+// CopiesFor are the copies as scenario runs them (a phased one: as it
+// starts), by dependency: each fitted copy with the scenario's changes.
 func (s Spec) CopiesFor(scenario string) map[string]config.Virtual {
+	if _, ok := s.PhasedScenarios[scenario]; ok {
+		return s.PhaseCopies(scenario)[0]
+	}
 	out := map[string]config.Virtual{}
 	for name, v := range s.Own.Copies {
 		if ch, ok := s.Changes[scenario][name]; ok {
@@ -296,13 +299,13 @@ func (s *Spec) loadOwn(path string) *problem {
 		own.Strategies[name] = st
 	}
 	s.Own = own
-	return nil
+	return s.loadInline()
 }
 
 // validateOwn checks an experiment on one's own services: a pipeline
 // loaded, a virtual copy for every dependency (a run against a real
 // service could not be reconciled or repeated), scenarios that are
-// as-probed or change copies that exist, and no phased scenario.
+// as-probed, change copies that exist or are phased scenarios of copies.
 func (s Spec) validateOwn() *problem {
 	if s.Pipeline == "" {
 		switch {
@@ -310,6 +313,9 @@ func (s Spec) validateOwn() *problem {
 			return fail(at("virtual"), errors.New("virtual copies are of a pipeline's dependencies: give pipeline: FILE"))
 		case len(s.StrategyFiles) > 0:
 			return fail(at("strategy_files"), errors.New("strategy files are run on one's own pipeline: give pipeline: FILE"))
+		case len(s.inline) > 0:
+			first := slices.MinFunc(slices.Collect(maps.Values(s.inline)), func(a, b inlineStrategy) int { return a.index - b.index })
+			return fail(at("strategies", first.index), errors.New("a strategy given inline runs on one's own pipeline: give pipeline: FILE (the lab's strategies are C1–C6, advised, or advise.file)"))
 		}
 		return nil
 	}
@@ -323,16 +329,19 @@ func (s Spec) validateOwn() *problem {
 		return failf(at("time_scale"), "%v: %s has no virtual copy, so its calls go to its base_url, a real service, which runs in real time: give time_scale: 1, or a copy of it (%s: {probe: FILE})",
 			s.TimeScale, strings.Join(real, ", "), real[0])
 	}
-	if len(s.PhasedScenarios) > 0 {
-		return fail(at("phased"), errors.New("an experiment on one's own services has no phased scenarios yet: give scenarios that change the copies"))
+	for _, name := range slices.Sorted(maps.Keys(s.PhasedScenarios)) {
+		if p := s.validateOwnPhased(name, s.PhasedScenarios[name]); p != nil {
+			return p
+		}
 	}
 	if s.Advise != nil && s.Advise.File != "" {
 		return fail(at("advise", "file"), errors.New("on one's own services, name a strategy file in strategy_files and run it by that name"))
 	}
 	for i, sc := range s.Scenarios {
 		ch, changes := s.Changes[sc]
-		if !changes && sc != AsProbed {
-			return failf(at("scenarios", i), "%q: a scenario of one's own services is %s, or a mapping of a name and the copies' changes (- name: slow-%s, %s: {service_time: 3})", sc, AsProbed, s.Own.Write(), s.Own.Write())
+		_, phased := s.PhasedScenarios[sc]
+		if !changes && !phased && sc != AsProbed {
+			return failf(at("scenarios", i), "%q: a scenario of one's own services is %s, a mapping of a name and the copies' changes (- name: slow-%s, %s: {service_time: 3}), or one of the file's phased scenarios%s", sc, AsProbed, s.Own.Write(), s.Own.Write(), s.ownPhasedNames())
 		}
 		for _, dep := range slices.Sorted(maps.Keys(ch)) {
 			if p := s.validateChange(at("scenarios", i, dep), dep, ch[dep]); p != nil {

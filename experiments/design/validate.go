@@ -86,6 +86,9 @@ func loadSpec(files Files, path string) (Spec, error) {
 	if p := s.readChanges(root); p != nil {
 		return s, p.located(path, root)
 	}
+	if p := s.readInline(root); p != nil {
+		return s, p.located(path, root)
+	}
 	if s.Pipeline != "" {
 		if files != OS {
 			return s, fail(at("pipeline"), errors.New("an experiment on one's own services is read from the file system")).located(path, root)
@@ -241,6 +244,9 @@ func (p ProbeSpec) validate(l loc) *problem {
 func (s Spec) validatePhasedScenarios() *problem {
 	if s.Duration < 0 {
 		return failf(at("duration"), "%v must be ≥ 0 (0: runs bounded by records alone)", s.Duration)
+	}
+	if s.Own != nil {
+		return nil // validateOwn's
 	}
 	profiles := config.Default().Profiles
 	for _, name := range slices.Sorted(maps.Keys(s.PhasedScenarios)) {

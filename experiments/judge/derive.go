@@ -146,15 +146,18 @@ func Derive(rec *resultsfile.RunRecord, scale float64) {
 		ownMetrics(rec.Metrics, *rec.Client, *rec.Server, rec.WriteStation, rec.Real)
 		rc = ReconcileCopies(*rec.Client, *rec.Server, unknown, rec.WriteStation, rec.Real)
 	}
-	if rec.Faulted {
+	// The lab's faulted runs reconcile with its store; the copies' with
+	// their counts, as any run of theirs (they neither restart nor store).
+	labFaulted := rec.Faulted && rec.WriteStation == ""
+	if labFaulted {
 		rc = ReconcileRestarted(*rec.Client, *rec.Server, unknown, rec.Restarts())
 	}
 	rec.Reconciliation = &rc
 	// Writes answered 201 or 200, or of unknown outcome and found stored, that the
-	// store does not hold: 0 when nothing acknowledged was lost. Only runs
-	// with faults or restarts have it (results from before it keep their
-	// metrics as they were).
-	if rec.Faulted {
+	// store does not hold: 0 when nothing acknowledged was lost. Only the
+	// lab's runs with faults or restarts have it (results from before it
+	// keep their metrics as they were).
+	if labFaulted {
 		rec.Metrics["acknowledged_writes_lost"] = float64(rec.Client.WritesCreated + rec.Client.WritesDuplicate + unknown.Stored - rec.Server.StoredWrites)
 	}
 	if rec.Status != resultsfile.RunValid {

@@ -46,6 +46,10 @@ func ownSection(sp design.Spec) (intro string, copies table, scenarios []string)
 	}
 	for _, sc := range sp.Scenarios {
 		ch := sp.Changes[sc]
+		if _, phased := sp.PhasedScenarios[sc]; phased {
+			scenarios = append(scenarios, sc+": phased, the copies changed during each run (see below)")
+			continue
+		}
 		if len(ch) == 0 {
 			scenarios = append(scenarios, sc+": the copies as probed")
 			continue
@@ -121,4 +125,36 @@ func ownCellsTable(r *resultsfile.Results) (t table, split []int) {
 	}
 	// What each cell achieved, then what limited it and how many counted.
 	return t, []int{6 + 2*len(deps)}
+}
+
+// ownPhasedIntro says what a phased scenario of one's own copies does.
+const ownPhasedIntro = "A phased scenario changes the virtual copies during each run: every run lasts the scenario's phases in lab time, " +
+	"each run's copies start as probed, and at each phase's start the runner gives the copies the phase names the copy as fitted with " +
+	"the phase's changes (the others keep what is in force) and replaces the network faults between the client and each copy (durations " +
+	"in lab time). Per strategy and phase, median (minimum–maximum) over the cell's valid runs; an event (a record's end, a write's " +
+	"answer) counts in the phase holding the lab time it happened at; \"drain\" holds the records still in progress when the last phase " +
+	"ended. Peak writes in flight are counted at the client (calls to the write's dependency at once, refused ones included), and record " +
+	"latency is from a record's beginning to its end in lab milliseconds: both the median over runs of each run's figure."
+
+// ownPhaseLines says what each phase of a phased scenario of copies
+// changes, in the copies' terms ("orders workers 3 → 1 (×0.34)").
+func ownPhaseLines(sp design.Spec, sc string, lines []phaseLine) []phaseLine {
+	shapes := sp.PhaseCopies(sc)
+	ps := sp.PhasedScenarios[sc]
+	for i, ph := range ps.Phases {
+		if len(ph.Set) == 0 {
+			continue
+		}
+		var each []string
+		for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
+			ch, _ := design.PhaseChanges(ph) // validated at load
+			text := changeText(ch[dep], sp.Own.Copies[dep], shapes[i][dep])
+			if text == "" {
+				text = "as fitted"
+			}
+			each = append(each, dep+" "+text)
+		}
+		lines[i].Set = strings.Join(each, "; ")
+	}
+	return lines
 }

@@ -60,6 +60,9 @@ type phaseLine struct {
 func phasedReportOf(r *resultsfile.Results) phasedReport {
 	sp := r.Experiment
 	rep := phasedReport{Intro: phasedIntro, EventsIntro: phasedEventsIntro}
+	if sp.Own != nil {
+		rep.Intro = ownPhasedIntro
+	}
 	for _, sc := range sp.Scenarios {
 		ps, ok := sp.Phased(sc)
 		if !ok {
@@ -68,6 +71,10 @@ func phasedReportOf(r *resultsfile.Results) phasedReport {
 		for _, cpu := range sp.CPUs {
 			sec := phasedSection{Title: sc, cpu: cpu.Name, scen: sc, Lines: phaseLines(ps),
 				Summary: fmt.Sprintf("%s lab s from profile %s, in %d phases:", secs(ps.Total()), ps.Profile, len(ps.Phases))}
+			if sp.Own != nil {
+				sec.Lines = ownPhaseLines(sp, sc, sec.Lines)
+				sec.Summary = fmt.Sprintf("%s lab s from the copies %s, in %d phases:", secs(ps.Total()), design.AsProbed, len(ps.Phases))
+			}
 			if len(sp.CPUs) > 1 {
 				sec.Title += ", " + cpu.Name
 			}
@@ -156,6 +163,9 @@ func describeFault(f faults.Fault) string {
 func phaseTable(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu string) table {
 	t := table{Head: []string{"strategy", "phase", "lab s", "accepted/s (lab)", "write 503s", "peak writes in flight (client)",
 		"record latency p50 (lab ms)", "record latency p99 (lab ms)", "incomplete", "write unknown", "failed"}}
+	if r.Experiment.Own != nil {
+		t.Head[4] = "write refusals"
+	}
 	for _, st := range r.Experiment.Strategies {
 		c := design.Cell{Strategy: st, Scenario: sc, CPU: cpu}
 		cs, ok := r.Summary(c)

@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/config"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -133,7 +134,7 @@ func (ex *execution) ownTargets(scenario string, scale float64) (at func(string)
 	}
 	at = func(dep string) (api.Client, time.Duration, bool) {
 		if url, ok := urls[dep]; ok {
-			return ex.mockClient(url), copiesQuietLimit(shaped, scale), true
+			return ex.mockClient(url), copiesQuietLimit([]map[string]config.Virtual{shaped}, scale), true
 		}
 		return api.Client{BaseURL: spec.Own.Pipeline.Dependency(dep).BaseURL}, 0, false
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
@@ -79,7 +81,7 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 	for name, url := range urls {
 		copies[name] = ex.mockClient(url)
 	}
-	quietFor := copiesQuietLimit(shaped, scale)
+	quietFor := copiesQuietLimit(append(spec.PhaseCopies(c.Scenario), shaped), scale)
 	before := waitQuiet(ctx, copies, quietFor)
 	rec.QuietBefore = &before
 	lim, err := ex.cpuLimit(c, &rec)
@@ -91,7 +93,12 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 	if err != nil {
 		return fail(err)
 	}
-	cres, err := ex.child(ctx, runCfg, lim.Env, ex.runLimit(c, scale), nil, func() {}, &rec)
+	driver, stopProxies, err := ex.phasedCopies(c, copies, scale, &rec, &runCfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopProxies()
+	cres, err := ex.child(ctx, runCfg, lim.Env, ex.runLimit(c, scale), driver, stopProxies, &rec)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,12 +173,58 @@ func (ex *execution) strategyOf(c design.Cell) (strategy.Strategy, error) {
 }
 
 // copiesQuietLimit is how long the runner waits for the copies to go
-// quiet: three times the longest service time any configures, at the
-// time scale, and at least a second.
-func copiesQuietLimit(copies map[string]config.Virtual, scale float64) time.Duration {
+// quiet: three times the longest service time any configures in any of
+// its shapes (a phased scenario's phases), at the time scale, and at
+// least a second.
+func copiesQuietLimit(shapes []map[string]config.Virtual, scale float64) time.Duration {
 	var longest time.Duration
-	for _, v := range copies {
-		longest = max(longest, v.Service.Longest())
+	for _, copies := range shapes {
+		for _, v := range copies {
+			longest = max(longest, v.Service.Longest())
+		}
 	}
 	return max(time.Duration(3*float64(longest)*scale), time.Second)
+}
+
+// phasedCopies prepares cell c's run when its scenario is one of the
+// file's phased scenarios of copies: a fault proxy in front of every copy
+// when any phase has faults (the child's calls to them go through it),
+// the child's phases and its start startLead ahead, and the driver that
+// gives each copy a later phase names its live settings (PATCH
+// /admin/config: the copy as fitted with the phase's changes). The copies
+// start as the first phase shapes them. For another scenario it does
+// nothing (nil driver).
+func (ex *execution) phasedCopies(c design.Cell, copies copySet, scale float64, rec *resultsfile.RunRecord, run *records.Config) (*phaseDriver, func(), error) {
+	spec := ex.cfg.Spec
+	scen, ok := spec.PhasedScenarios[c.Scenario]
+	if !ok {
+		return nil, func() {}, nil
+	}
+	shapes := spec.PhaseCopies(c.Scenario)
+	d := &phaseDriver{scen: scen, scale: scale, seed: rec.Seed}
+	d.apply = func(ctx context.Context, i int) error {
+		for _, dep := range slices.Sorted(maps.Keys(scen.Phases[i].Set)) {
+			if err := copies[dep].PatchConfig(ctx, design.CopyPatch(dep, shapes[i][dep])); err != nil {
+				return fmt.Errorf("copy of %s: %w", dep, err)
+			}
+		}
+		return nil
+	}
+	rec.Faulted = spec.Faulted(c.Scenario)
+	stop := func() {}
+	if scen.HasFaults() {
+		upstreams := map[string]string{}
+		for dep := range copies {
+			upstreams[dep] = copies[dep].BaseURL
+		}
+		p, err := faults.Start(upstreams, scen.Phases[0].ScaledFaults(scale))
+		if err != nil {
+			return nil, stop, fmt.Errorf("fault proxies: %w", err)
+		}
+		d.proxies, stop = p, sync.OnceFunc(p.Stop)
+		run.CallURLs = maps.Clone(run.CallURLs)
+		maps.Copy(run.CallURLs, p.URLs)
+	}
+	d.begin(run)
+	return d, stop, nil
 }

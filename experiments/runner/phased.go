@@ -32,9 +32,12 @@ type phaseDriver struct {
 	scale     float64
 	start     time.Time
 	proxies   *faults.Proxies
-	seed      uint32
-	mu        sync.Mutex
-	events    []resultsfile.PhaseEvent
+	// apply makes phase i's settings (its Set) where they go: the mock
+	// service's, or the copies'.
+	apply  func(ctx context.Context, i int) error
+	seed   uint32
+	mu     sync.Mutex
+	events []resultsfile.PhaseEvent
 }
 
 func (d *phaseDriver) lab(t time.Time) float64 { return t.Sub(d.start).Seconds() / d.scale }
@@ -71,17 +74,33 @@ func (d *phaseDriver) prepare(ctx context.Context) error {
 	return d.set(ctx, 0)
 }
 
-// set sends phase i's settings, if it has any.
+// set makes phase i's settings, if it has any.
 func (d *phaseDriver) set(ctx context.Context, i int) error {
-	ph := d.scen.Phases[i]
-	if len(ph.Set) == 0 {
+	if len(d.scen.Phases[i].Set) == 0 {
 		return nil
 	}
-	body, err := ph.PatchBody()
+	return d.apply(ctx, i)
+}
+
+// patchMock sends phase i's settings to the mock service.
+func (d *phaseDriver) patchMock(ctx context.Context, i int) error {
+	body, err := d.scen.Phases[i].PatchBody()
 	if err != nil {
 		return err
 	}
 	return d.mock.PatchConfig(ctx, json.RawMessage(body))
+}
+
+// begin sets the run's start startLead ahead and gives the child its
+// phases, and the duration they add up to where the run has none.
+func (d *phaseDriver) begin(run *records.Config) {
+	// The schedule keeps the monotonic clock; the child gets the same
+	// instant by the wall clock.
+	d.start = time.Now().Add(startLead)
+	run.Phases, run.StartAt = d.scen.RunPhases(), d.start.Round(0)
+	if run.Duration == 0 {
+		run.Duration = d.scen.Total()
+	}
 }
 
 // run makes the changes of phases 1.. at their boundaries, and any
@@ -171,6 +190,7 @@ func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell,
 		return nil, func() {}, nil
 	}
 	d := &phaseDriver{restarter: ex.cfg.Restarter, mock: mock, scen: scen, scale: scale, seed: rec.Seed}
+	d.apply = d.patchMock
 	rec.Faulted = ex.cfg.Spec.Faulted(c.Scenario)
 	stop := func() {}
 	if scen.HasFaults() {
@@ -186,12 +206,6 @@ func (ex *execution) phased(ctx context.Context, mock api.Client, c design.Cell,
 		stop()
 		return nil, func() {}, fmt.Errorf("phase %s: set: %w", scen.Phases[0].Name, err)
 	}
-	// The schedule keeps the monotonic clock; the child gets the same
-	// instant by the wall clock.
-	d.start = time.Now().Add(startLead)
-	run.Phases, run.StartAt = scen.RunPhases(), d.start.Round(0)
-	if run.Duration == 0 {
-		run.Duration = scen.Total()
-	}
+	d.begin(run)
 	return d, stop, nil
 }
