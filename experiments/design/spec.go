@@ -71,7 +71,7 @@ type Spec struct {
 	// inline are the strategies given inline in Strategies, by name, as
 	// read (loadOwn checks them into Own.Strategies).
 	inline map[string]inlineStrategy
-	Own           *Own                             `yaml:"-" json:"own,omitempty"`
+	Own    *Own `yaml:"-" json:"own,omitempty"`
 }
 
 // Advised is the strategy name whose cells run what loadlab advise gives
