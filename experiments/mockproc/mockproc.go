@@ -1,4 +1,11 @@
-package runner
+// Package mockproc owns the experiment's mock service as a process of its
+// own: this binary started again as a child serving the mock service
+// (EnvMockProcess), with its store (a write-ahead file) where a slow disk
+// sync cannot stall the writes (StoreParent), its ready line (MockReady),
+// and its restart, graceful (SIGTERM) or a crash (SIGKILL), on the same
+// address with the same store. The runner restarts it through its
+// Restarter interface; this package knows nothing of the runner.
+package mockproc
 
 import (
 	"bufio"
