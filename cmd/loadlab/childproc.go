@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/loadlab/loadlab/cmd/internal/runcmd"
+	"github.com/loadlab/loadlab/experiments/mockproc"
 	"github.com/loadlab/loadlab/experiments/runner"
 	"github.com/loadlab/loadlab/mockservice"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -26,11 +27,11 @@ func enterRunProcess() {
 	os.Exit(exitCode(runcmd.Process(raw, os.Stdout), os.Stderr))
 }
 
-// enterMockProcess serves the mock service when runner.EnvMockProcess
+// enterMockProcess serves the mock service when mockproc.EnvMockProcess
 // asks for it (the experiment runner's mock service as a process of its
 // own), and exits; otherwise it returns at once.
 func enterMockProcess() {
-	raw := os.Getenv(runner.EnvMockProcess)
+	raw := os.Getenv(mockproc.EnvMockProcess)
 	if raw == "" {
 		return
 	}
@@ -47,7 +48,7 @@ func enterMockProcess() {
 		os.Exit(exitUsage)
 	}
 	r := svc.Replayed
-	if err := (runner.MockReady{URL: url, Store: r.Path, Writes: r.Writes, TornEnd: r.TornEnd}).Write(os.Stdout); err != nil {
+	if err := (mockproc.MockReady{URL: url, Store: r.Path, Writes: r.Writes, TornEnd: r.TornEnd}).Write(os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "loadlab mock process: %v\n", err)
 		os.Exit(exitFailed)
 	}

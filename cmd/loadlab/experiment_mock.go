@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/mockproc"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
@@ -34,7 +35,7 @@ func startExperimentMock(target, bin string, spec design.Spec, cfg config.Config
 	case target != "":
 		return experimentMock{url: target, stop: func() {}}, nil
 	case spec.HasPhased():
-		mp, err := runner.StartMockProcess(bin, cfg)
+		mp, err := mockproc.StartMockProcess(bin, cfg)
 		if err != nil {
 			return experimentMock{}, fmt.Errorf("experiment: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/exptest"
+	"github.com/loadlab/loadlab/experiments/phases"
 )
 
 func TestSpecErrorsNameFileLineAndField(t *testing.T) {
@@ -284,7 +285,7 @@ func TestPhasedSpecErrors(t *testing.T) {
 			t.Errorf("%q: got %v, want a located error containing %q", tc.edit, err, tc.want)
 		}
 	}
-	for _, builtin := range []string{WriteCapacityDrop, EnrichmentBrownout} {
+	for _, builtin := range []string{phases.WriteCapacityDrop, phases.EnrichmentBrownout} {
 		text, _, _ := strings.Cut(exptest.PhasedSpec, "phased:")
 		text = strings.Replace(text, "scenarios: [drop]", "scenarios: ["+builtin+"]", 1)
 		text = strings.Replace(text, "duration: 6s\n", "duration: 40s\n", 1)

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/cpulimit"
+	"github.com/loadlab/loadlab/experiments/phases"
 )
 
 // Op is how a hypothesis compares its value with its threshold.
@@ -242,7 +243,7 @@ func (h Hypothesis) validate(spec Spec, cells []Cell, ids map[string]bool) *prob
 		if h.Phase == "" {
 			continue
 		}
-		if p, ok := spec.Phased(c.Scenario); !ok || !slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Name == h.Phase }) {
+		if p, ok := spec.Phased(c.Scenario); !ok || !slices.ContainsFunc(p.Phases, func(ph phases.Phase) bool { return ph.Name == h.Phase }) {
 			return failf(at("phase"), "scenario %q has no phase %q", c.Scenario, h.Phase)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/atomicfile"
 )
 
@@ -40,8 +41,8 @@ type Design struct {
 	// Duration and Phased: a time-bounded design's duration, and the
 	// phased scenarios its cells run (built-in ones included), as defined
 	// when it was locked.
-	Duration time.Duration             `json:"duration,omitempty"`
-	Phased   map[string]PhasedScenario `json:"phased,omitempty"`
+	Duration time.Duration                    `json:"duration,omitempty"`
+	Phased   map[string]phases.PhasedScenario `json:"phased,omitempty"`
 	// Batches and Calibration: the cells' records per run, and how the
 	// time-scale bias is measured, when the experiment file says.
 	Batches     []Batch          `json:"batches,omitempty"`
@@ -60,7 +61,7 @@ func DesignOf(spec Spec) Design {
 	for _, sc := range spec.Scenarios {
 		if p, ok := spec.Phased(sc); ok {
 			if d.Phased == nil {
-				d.Phased = map[string]PhasedScenario{}
+				d.Phased = map[string]phases.PhasedScenario{}
 			}
 			d.Phased[sc] = p
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/records"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -17,7 +18,7 @@ import (
 // each fault, each restart. Its fields are named "phased.NAME…" wherever
 // lines is in the document (the scenario's definition, or its name in
 // scenarios for a built-in one).
-func (s Spec) validatePhased(name string, p PhasedScenario, lines []any) *problem {
+func (s Spec) validatePhased(name string, p phases.PhasedScenario, lines []any) *problem {
 	l := loc{field: "phased." + name, line: lines, dotted: true}
 	base := config.Default()
 	if _, ok := base.Profiles[p.Profile]; !ok {
@@ -30,18 +31,18 @@ func (s Spec) validatePhased(name string, p PhasedScenario, lines []any) *proble
 	seen := map[string]bool{}
 	for i, ph := range p.Phases {
 		pl := l.in("phases", i)
-		if pr := ph.validateName(pl, seen); pr != nil {
+		if pr := validatePhaseName(ph, pl, seen); pr != nil {
 			return pr
 		}
 		seen[ph.Name] = true
 		var pr *problem
-		if live, pr = ph.validateSet(pl, live); pr != nil {
+		if live, pr = validatePhaseSet(ph, pl, live); pr != nil {
 			return pr
 		}
-		if pr := ph.validateFaults(pl); pr != nil {
+		if pr := validatePhaseFaults(ph, pl); pr != nil {
 			return pr
 		}
-		if pr := ph.validateRestart(pl); pr != nil {
+		if pr := validatePhaseRestart(ph, pl); pr != nil {
 			return pr
 		}
 	}
@@ -54,9 +55,9 @@ func (s Spec) validatePhased(name string, p PhasedScenario, lines []any) *proble
 	return nil
 }
 
-// validateName checks a phase's name (unique, usable in loadlab run's
-// --phases, not the drain's) and duration.
-func (ph Phase) validateName(l loc, seen map[string]bool) *problem {
+// validatePhaseName checks a phase's name (unique, usable in loadlab
+// run's --phases, not the drain's) and duration.
+func validatePhaseName(ph phases.Phase, l loc, seen map[string]bool) *problem {
 	switch {
 	case ph.Name == "" || strings.ContainsAny(ph.Name, "=, ") || ph.Name == records.DrainPhase:
 		return failf(l.in("name"), "%q: give a name without '=', ',' or spaces, other than %q", ph.Name, records.DrainPhase)
@@ -68,9 +69,9 @@ func (ph Phase) validateName(l loc, seen map[string]bool) *problem {
 	return nil
 }
 
-// validateSet applies the phase's settings to live as the mock service
-// would, and returns the settings then in force.
-func (ph Phase) validateSet(l loc, live map[string]config.Live) (map[string]config.Live, *problem) {
+// validatePhaseSet applies the phase's settings to live as the mock
+// service would, and returns the settings then in force.
+func validatePhaseSet(ph phases.Phase, l loc, live map[string]config.Live) (map[string]config.Live, *problem) {
 	if len(ph.Set) == 0 {
 		return live, nil
 	}
@@ -84,9 +85,9 @@ func (ph Phase) validateSet(l loc, live map[string]config.Live) (map[string]conf
 	return live, nil
 }
 
-// validateFaults checks each fault, that it names a dependency of the
-// lab's pipeline, and that it lets the runs reconcile.
-func (ph Phase) validateFaults(l loc) *problem {
+// validatePhaseFaults checks each fault, that it names a dependency of
+// the lab's pipeline, and that it lets the runs reconcile.
+func validatePhaseFaults(ph phases.Phase, l loc) *problem {
 	deps := pipeline.Lab().Names()
 	for j, ft := range ph.Faults {
 		fl := l.in("faults", j)
@@ -103,16 +104,16 @@ func (ph Phase) validateFaults(l loc) *problem {
 	return nil
 }
 
-// validateRestart checks the phase's restart: its signal, and a time
-// within the phase.
-func (ph Phase) validateRestart(l loc) *problem {
+// validatePhaseRestart checks the phase's restart: its signal, and a
+// time within the phase.
+func validatePhaseRestart(ph phases.Phase, l loc) *problem {
 	r := ph.Restart
 	if r == nil {
 		return nil
 	}
 	switch {
-	case r.Signal != SignalTerm && r.Signal != SignalKill:
-		return failf(l.in("restart", "signal"), "%q is not %s (a graceful shutdown) or %s (a crash)", r.Signal, SignalTerm, SignalKill)
+	case r.Signal != phases.SignalTerm && r.Signal != phases.SignalKill:
+		return failf(l.in("restart", "signal"), "%q is not %s (a graceful shutdown) or %s (a crash)", r.Signal, phases.SignalTerm, phases.SignalKill)
 	case r.After < 0 || r.After >= ph.Duration:
 		return failf(l.in("restart", "after"), "%v must be in [0, the phase's %v)", r.After, ph.Duration)
 	}

@@ -1,9 +1,9 @@
 // Package design reads what an experiment is before anything runs: the
 // experiment file (its matrix of strategies, scenarios and client CPU
-// settings, the phased scenarios, how the strategy "advised" is made) and
-// the hypotheses preregistered for it, with the lock that fixes them. Every
-// error names the file, the line and the field. It runs nothing and judges
-// nothing.
+// settings, the phased scenarios it defines or names, of package phases'
+// types, how the strategy "advised" is made) and the hypotheses
+// preregistered for it, with the lock that fixes them. Every error names
+// the file, the line and the field. It runs nothing and judges nothing.
 package design
 
 import (
@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -41,7 +42,7 @@ type Spec struct {
 	// PhasedScenarios are the experiment's own scenarios whose conditions
 	// change during a run (the built-in ones, write-capacity-drop and
 	// enrichment-brownout, need no entry).
-	PhasedScenarios map[string]PhasedScenario `yaml:"phased,omitempty" json:"phased,omitempty"`
+	PhasedScenarios map[string]phases.PhasedScenario `yaml:"phased,omitempty" json:"phased,omitempty"`
 	// Advise is how the strategy "advised" is made: before the matrix, the
 	// runner probes each dependency of the lab's pipeline under each
 	// scenario's profile and advises a strategy per scenario.

@@ -9,6 +9,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -24,7 +25,7 @@ func adaptiveResults(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	sp := design.Spec{Name: "adaptive-report", Records: 100000, Runs: 3, TimeScale: 0.2, CallTimeout: 2 * time.Second,
 		PermitTimeout: 10 * time.Second, Seed: 1, Strategies: []string{"C4", "C5-vegas", "C6"},
-		Scenarios: []string{design.WriteCapacityDrop, config.ProfileHealthy}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second}
+		Scenarios: []string{phases.WriteCapacityDrop, config.ProfileHealthy}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second}
 	var runs []resultsfile.RunRecord
 	for _, c := range sp.Cells() {
 		for k := 1; k <= sp.Runs; k++ {
@@ -33,7 +34,7 @@ func adaptiveResults(t *testing.T) *resultsfile.Results {
 				for i := range 410 { // a sample every 0.1 lab s, to 41 s: a drain after the phases
 					tt := float64(i) / 10
 					lim := 8
-					if c.Scenario == design.WriteCapacityDrop && tt >= 12 && tt < 31 {
+					if c.Scenario == phases.WriteCapacityDrop && tt >= 12 && tt < 31 {
 						lim = 3
 					}
 					res.Timeline = append(res.Timeline, records.Sample{T: tt, Records: lim,

@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
@@ -93,7 +94,7 @@ func phasedReportOf(r *resultsfile.Results) phasedReport {
 func secs(d time.Duration) string { return fmt.Sprintf("%g", d.Seconds()) }
 
 // phaseLines describes each phase: its span and what it changes.
-func phaseLines(ps design.PhasedScenario) []phaseLine {
+func phaseLines(ps phases.PhasedScenario) []phaseLine {
 	var out []phaseLine
 	for i, ph := range ps.Phases {
 		l := phaseLine{Name: ph.Name, Span: fmt.Sprintf("%s–%s lab s", secs(ps.Start(i)), secs(ps.Start(i+1)))}
@@ -160,7 +161,7 @@ func describeFault(f faults.Fault) string {
 // phaseTable is the per-phase figures of a phased scenario's cells on one
 // CPU setting: a row per strategy and phase, drain included when a run
 // had one.
-func phaseTable(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu string) table {
+func phaseTable(r *resultsfile.Results, ps phases.PhasedScenario, sc, cpu string) table {
 	t := table{Head: []string{"strategy", "phase", "lab s", "accepted/s (lab)", "write 503s", "peak writes in flight (client)",
 		"record latency p50 (lab ms)", "record latency p99 (lab ms)", "incomplete", "write unknown", "failed"}}
 	if r.Experiment.Own != nil {
@@ -203,7 +204,7 @@ func phaseRow(cs resultsfile.CellSummary, st, phase, name, span string) []string
 
 // drainSpan is the drain phase's lab seconds: from the phases' end to the
 // median over valid runs of the last record's end.
-func drainSpan(r *resultsfile.Results, c design.Cell, ps design.PhasedScenario) string {
+func drainSpan(r *resultsfile.Results, c design.Cell, ps phases.PhasedScenario) string {
 	var ends []float64
 	for _, run := range r.Runs {
 		if run.Cell != c || !run.Valid() || run.Client == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -25,13 +26,13 @@ func phasedResults(t *testing.T) *resultsfile.Results {
 	t.Helper()
 	sp := design.Spec{Name: "phased-report", Records: 100000, Runs: 3, TimeScale: 0.2, CallTimeout: 2 * time.Second,
 		PermitTimeout: 10 * time.Second, Seed: 1, Strategies: []string{"C1", "C4"},
-		Scenarios: []string{design.WriteCapacityDrop, "flaky"}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second,
-		PhasedScenarios: map[string]design.PhasedScenario{"flaky": {Profile: config.ProfileHealthy, Phases: []design.Phase{
+		Scenarios: []string{phases.WriteCapacityDrop, "flaky"}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second,
+		PhasedScenarios: map[string]phases.PhasedScenario{"flaky": {Profile: config.ProfileHealthy, Phases: []phases.Phase{
 			{Name: "calm", Duration: 10 * time.Second},
 			{Name: "faulty", Duration: 20 * time.Second, Faults: []faults.Fault{
 				{Dependency: api.Records, Kind: faults.Reset, After: 500 * time.Millisecond, Probability: 0.3},
 				{Dependency: api.Enrichment, Kind: faults.Latency, Latency: 200 * time.Millisecond, Jitter: 50 * time.Millisecond},
-			}, Restart: &design.Restart{After: 5 * time.Second, Signal: design.SignalKill}},
+			}, Restart: &phases.Restart{After: 5 * time.Second, Signal: phases.SignalKill}},
 			{Name: "calm-again", Duration: 10 * time.Second},
 		}}}}
 	var runs []resultsfile.RunRecord

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/api"
 )
 
@@ -153,8 +153,8 @@ const (
 )
 
 // RestartAction is the action of a restart with signal sig.
-func RestartAction(sig design.Signal) PhaseAction {
-	if sig == design.SignalKill {
+func RestartAction(sig phases.Signal) PhaseAction {
+	if sig == phases.SignalKill {
 		return ActionRestartKill
 	}
 	return ActionRestartTerm

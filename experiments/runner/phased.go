@@ -11,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/client/faults"
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -28,7 +29,7 @@ const restartWait = 30 * time.Second
 type phaseDriver struct {
 	restarter Restarter // nil: a restart fails
 	mock      api.Client
-	scen      design.PhasedScenario
+	scen      phases.PhasedScenario
 	scale     float64
 	start     time.Time
 	proxies   *faults.Proxies
@@ -135,7 +136,7 @@ func (d *phaseDriver) run(ctx context.Context) {
 // restart stops and starts the mock service's process, then gives it the
 // run's seed (at its start), the scenario's profile and every phase's
 // settings up to phase i, in order.
-func (d *phaseDriver) restart(ctx context.Context, i int, signal design.Signal) (replayed string, err error) {
+func (d *phaseDriver) restart(ctx context.Context, i int, signal phases.Signal) (replayed string, err error) {
 	if d.restarter == nil {
 		return "", ErrCannotRestart
 	}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/exptest"
+	"github.com/loadlab/loadlab/experiments/mockproc"
 	"github.com/loadlab/loadlab/experiments/report"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -191,13 +190,13 @@ func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Seed, cfg.TimeScale = spec.Seed, spec.TimeScale
-	mp, err := StartMockProcess(bin, cfg)
+	mp, err := mockproc.StartMockProcess(bin, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mp.Stop()
-	if !strings.HasPrefix(mp.Dir, StoreParent()+"/") {
-		t.Errorf("store in %s, not under %s", mp.Dir, StoreParent())
+	if !strings.HasPrefix(mp.Dir, mockproc.StoreParent()+"/") {
+		t.Errorf("store in %s, not under %s", mp.Dir, mockproc.StoreParent())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -229,25 +228,5 @@ func TestCrashRestartLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		t.Logf("run %d: %d created, %d unknown (%d stored), %d failed, %d errors; store %d; restart %+v", run.Run,
 			c.WritesCreated, c.WriteUnknown, run.Unknown.Stored, c.Failed, c.Errors, run.Server.StoredWrites, run.PhaseEvents)
-	}
-}
-
-// The runner's store goes where a slow disk sync cannot stall the writes:
-// $LOADLAB_STORE_DIR, else /dev/shm when it is a tmpfs (this machine's and
-// Docker's), else the temporary directory.
-func TestStoreParent(t *testing.T) {
-	want := os.TempDir()
-	var fs syscall.Statfs_t
-	if syscall.Statfs("/dev/shm", &fs) == nil && int64(fs.Type) == tmpfsMagic {
-		want = "/dev/shm"
-	}
-	t.Setenv(EnvStoreDir, "")
-	if got := StoreParent(); got != want {
-		t.Errorf("StoreParent() = %q, want %q", got, want)
-	}
-	dir := t.TempDir()
-	t.Setenv(EnvStoreDir, dir)
-	if got := StoreParent(); got != dir {
-		t.Errorf("with %s=%s: %q", EnvStoreDir, dir, got)
 	}
 }

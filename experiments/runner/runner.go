@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/client/transport"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -109,7 +110,7 @@ type Restarter interface {
 	// Restart stops the process with sig, waits for it to exit, and starts
 	// it again on the same address with seed; replayed is what its store
 	// replayed.
-	Restart(ctx context.Context, sig design.Signal, seed uint32) (replayed string, err error)
+	Restart(ctx context.Context, sig phases.Signal, seed uint32) (replayed string, err error)
 }
 
 // Errors of a mock service unfit for the experiment; nothing is run.

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -162,7 +163,7 @@ func adaptiveLimitChart(r *resultsfile.Results, cfg config.Config, sc, cpu strin
 				capacity += "."
 			}
 		}
-		var pp *design.PhasedScenario
+		var pp *phases.PhasedScenario
 		if phased {
 			pp = &ps
 		}
@@ -233,7 +234,7 @@ func recordsCapacity(cfg config.Config, sp design.Spec, sc string, end float64) 
 // lines (dashed, then dotted) and, for a phased scenario, the phases
 // shaded in turn, dashed lines at their boundaries and their names above
 // the data, as the phased charts mark them.
-func limitPanel(title string, ps *design.PhasedScenario, lines, refs []limitLine, end float64) (*plot.Plot, error) {
+func limitPanel(title string, ps *phases.PhasedScenario, lines, refs []limitLine, end float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "lab seconds"

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -17,7 +18,7 @@ import (
 func adaptiveSpec() design.Spec {
 	return design.Spec{Name: "adaptive-report", Records: 100000, Runs: 3, TimeScale: 0.2, CallTimeout: 2 * time.Second,
 		PermitTimeout: 10 * time.Second, Seed: 1, Strategies: []string{"C4", "C5-vegas", "C6"},
-		Scenarios: []string{design.WriteCapacityDrop, config.ProfileHealthy}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second}
+		Scenarios: []string{phases.WriteCapacityDrop, config.ProfileHealthy}, CPUs: []design.CPUSetting{{Name: "cpus-1", CPUs: 1}}, Duration: 40 * time.Second}
 }
 
 // The system of record's capacity follows write-capacity-drop's phases
@@ -27,13 +28,13 @@ func TestAdaptiveRecordsCapacity(t *testing.T) {
 	def := config.Default()
 	sp := adaptiveSpec()
 	w, q := float64(def.Records.Workers), float64(def.Records.Workers+def.Records.Queue)
-	refs := recordsCapacity(def, sp, design.WriteCapacityDrop, 41)
+	refs := recordsCapacity(def, sp, phases.WriteCapacityDrop, 41)
 	if len(refs) != 2 {
 		t.Fatalf("%d capacity lines, want workers and workers + queue slots", len(refs))
 	}
 	want := []plotter.XYs{
-		{{X: 0, Y: w}, {X: 10, Y: w}, {X: 10, Y: design.DropWorkers}, {X: 30, Y: design.DropWorkers}, {X: 30, Y: w}, {X: 41, Y: w}},
-		{{X: 0, Y: q}, {X: 10, Y: q}, {X: 10, Y: design.DropWorkers + design.DropQueue}, {X: 30, Y: design.DropWorkers + design.DropQueue}, {X: 30, Y: q}, {X: 41, Y: q}},
+		{{X: 0, Y: w}, {X: 10, Y: w}, {X: 10, Y: phases.DropWorkers}, {X: 30, Y: phases.DropWorkers}, {X: 30, Y: w}, {X: 41, Y: w}},
+		{{X: 0, Y: q}, {X: 10, Y: q}, {X: 10, Y: phases.DropWorkers + phases.DropQueue}, {X: 30, Y: phases.DropWorkers + phases.DropQueue}, {X: 30, Y: q}, {X: 41, Y: q}},
 	}
 	for i, r := range refs {
 		if fmt.Sprint(r.xy) != fmt.Sprint(want[i]) {
@@ -56,12 +57,12 @@ func TestAdaptiveRecordsCapacity(t *testing.T) {
 // and the phases' names included.
 func TestAdaptiveChartKeepsTheLegendClear(t *testing.T) {
 	sp := adaptiveSpec()
-	ps, _ := sp.Phased(design.WriteCapacityDrop)
+	ps, _ := sp.Phased(phases.WriteCapacityDrop)
 	var xy plotter.XYs
 	for i := range 400 {
 		xy = append(xy, plotter.XY{X: float64(i) / 10, Y: float64(3 + i%6)})
 	}
-	refs := recordsCapacity(config.Default(), sp, design.WriteCapacityDrop, 40)
+	refs := recordsCapacity(config.Default(), sp, phases.WriteCapacityDrop, 40)
 	p, err := limitPanel("limits", &ps, []limitLine{{name: "C5-vegas", xy: xy}, {name: "C5-aimd", series: 1, xy: xy}}, refs, 40)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
@@ -80,7 +81,7 @@ func medianPerSecond(r *resultsfile.Results, c design.Cell) (perSecondSeries, bo
 
 // phasedChart draws a phased scenario's two panels on one CPU setting, or
 // nothing when no valid run kept its seconds.
-func phasedChart(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu string) (string, string, error) {
+func phasedChart(r *resultsfile.Results, ps phases.PhasedScenario, sc, cpu string) (string, string, error) {
 	var series []perSecondSeries
 	var names []string
 	end := ps.Total().Seconds()
@@ -115,7 +116,7 @@ func phasedChart(r *resultsfile.Results, ps design.PhasedScenario, sc, cpu strin
 
 // perSecondPanel is one panel: a line per strategy, the phases shaded in
 // turn, dashed lines at their boundaries and their names above the data.
-func perSecondPanel(ps design.PhasedScenario, series []perSecondSeries, names []string, end float64, title, ylabel string,
+func perSecondPanel(ps phases.PhasedScenario, series []perSecondSeries, names []string, end float64, title, ylabel string,
 	get func(perSecondSeries) plotter.XYs) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
@@ -159,7 +160,7 @@ func perSecondPanel(ps design.PhasedScenario, series []perSecondSeries, names []
 // boundary and a dotted one at each restart, and returns their names,
 // placed above top (the drain's too, when the data goes on after the
 // phases), for the caller to draw over or under its data.
-func markPhases(p *plot.Plot, ps design.PhasedScenario, end, top float64) (*plotter.Labels, error) {
+func markPhases(p *plot.Plot, ps phases.PhasedScenario, end, top float64) (*plotter.Labels, error) {
 	band := top * 1.15
 	dashed := func(x float64, c color.Color, dashes []vg.Length) error {
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: band}})

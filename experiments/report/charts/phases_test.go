@@ -5,6 +5,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/records"
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
@@ -13,7 +14,7 @@ import (
 // drop (10–30 lab s), where run k accepts 8+k and gets 42 write 503s; runs
 // 1 and 2 end a lab second after the phases, with 5 more records.
 func perSecondResults() *resultsfile.Results {
-	c := design.Cell{Strategy: "C1", Scenario: design.WriteCapacityDrop, CPU: "cpus-1"}
+	c := design.Cell{Strategy: "C1", Scenario: phases.WriteCapacityDrop, CPU: "cpus-1"}
 	r := &resultsfile.Results{}
 	for k := 1; k <= 3; k++ {
 		res := &records.Result{}
@@ -35,7 +36,7 @@ func perSecondResults() *resultsfile.Results {
 // The median per lab second counts 0 for a run that had ended.
 func TestPhasedMedianPerSecond(t *testing.T) {
 	res := perSecondResults()
-	s, ok := medianPerSecond(res, design.Cell{Strategy: "C1", Scenario: design.WriteCapacityDrop, CPU: "cpus-1"})
+	s, ok := medianPerSecond(res, design.Cell{Strategy: "C1", Scenario: phases.WriteCapacityDrop, CPU: "cpus-1"})
 	if !ok || s.runs != 3 || len(s.accepted) != 41 {
 		t.Fatalf("%v %d runs, %d seconds; want 3 runs, 41 seconds", ok, s.runs, len(s.accepted))
 	}

@@ -1,8 +1,9 @@
-package runner
+package mockproc
 
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestMockProcessOutputIsReadToItsEnd(t *testing.T) {
 	dir := t.TempDir()
 	done := filepath.Join(dir, "done")
 	bin := filepath.Join(dir, "mock")
-	// Builtins only: one process, which the runner signals and waits for,
+	// Builtins only: one process, which Stop signals and waits for,
 	// and no other to hold its pipes open.
 	script := "#!/bin/sh\nset -e\n" +
 		`printf '%s\n' '{"url":"http://127.0.0.1:4242","store":"records.wal","writes":3}'` + "\n" +
@@ -48,5 +49,25 @@ func TestMockProcessOutputIsReadToItsEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(done); err != nil {
 		t.Errorf("the child did not write all it printed: %v", err)
+	}
+}
+
+// The runner's store goes where a slow disk sync cannot stall the writes:
+// $LOADLAB_STORE_DIR, else /dev/shm when it is a tmpfs (this machine's and
+// Docker's), else the temporary directory.
+func TestStoreParent(t *testing.T) {
+	want := os.TempDir()
+	var fs syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &fs) == nil && int64(fs.Type) == tmpfsMagic {
+		want = "/dev/shm"
+	}
+	t.Setenv(EnvStoreDir, "")
+	if got := StoreParent(); got != want {
+		t.Errorf("StoreParent() = %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	t.Setenv(EnvStoreDir, dir)
+	if got := StoreParent(); got != dir {
+		t.Errorf("with %s=%s: %q", EnvStoreDir, dir, got)
 	}
 }

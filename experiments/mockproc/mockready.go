@@ -1,4 +1,4 @@
-package runner
+package mockproc
 
 import (
 	"encoding/json"

@@ -1,4 +1,11 @@
-package runner
+// Package mockproc owns the experiment's mock service as a process of its
+// own: this binary started again as a child serving the mock service
+// (EnvMockProcess), with its store (a write-ahead file) where a slow disk
+// sync cannot stall the writes (StoreParent), its ready line (MockReady),
+// and its restart, graceful (SIGTERM) or a crash (SIGKILL), on the same
+// address with the same store. The runner restarts it through its
+// Restarter interface; this package knows nothing of the runner.
+package mockproc
 
 import (
 	"bufio"
@@ -16,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -149,12 +156,12 @@ func (m *MockProcess) start(seed uint32) error {
 // Restart stops the process with signal (SignalTerm or SignalKill), waits for it to exit, and starts it again on the same
 // address with seed: the store it replays holds every write it had
 // acknowledged.
-func (m *MockProcess) Restart(ctx context.Context, sig design.Signal, seed uint32) (replayed string, err error) {
+func (m *MockProcess) Restart(ctx context.Context, sig phases.Signal, seed uint32) (replayed string, err error) {
 	m.mu.Lock()
 	cmd, exited := m.cmd, m.exited
 	m.mu.Unlock()
 	s := syscall.SIGTERM
-	if sig == design.SignalKill {
+	if sig == phases.SignalKill {
 		s = syscall.SIGKILL
 	}
 	select {
