@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/client/virtualcopy"
+	"github.com/loadlab/loadlab/experiments/own"
 	"github.com/loadlab/loadlab/mockservice/config"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
@@ -29,63 +30,6 @@ const AsProbed = "as-probed"
 type VirtualSpec struct {
 	Probe string `yaml:"probe" json:"probe"`
 }
-
-// CopyChange is what a scenario changes in one virtual copy, each a
-// multiple of the copy as fitted from its probe (absent: unchanged):
-// ServiceTime multiplies every service time (3: three times as slow),
-// Workers the workers (rounded, at least 1), Queue the queue slots
-// (rounded; 0: none), Rate the token bucket's rate (a copy fitted with
-// one).
-type CopyChange struct {
-	ServiceTime *float64 `yaml:"service_time,omitempty" json:"service_time,omitempty"`
-	Workers     *float64 `yaml:"workers,omitempty" json:"workers,omitempty"`
-	Queue       *float64 `yaml:"queue,omitempty" json:"queue,omitempty"`
-	Rate        *float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
-}
-
-// copyChangeKeys are CopyChange's keys, as a file writes them.
-var copyChangeKeys = []string{"service_time", "workers", "queue", "rate"}
-
-// Own is an experiment's own services as loaded from the files its
-// experiment file names: the pipeline, each dependency's virtual copy as
-// fitted from its probe, what each fit said, and the strategy files. The
-// results keep it, so that a check needs none of those files.
-type Own struct {
-	Pipeline *pipeline.Pipeline `json:"pipeline"`
-	// Copies are the fitted copies, by dependency, listening on a loopback
-	// port of the system's choosing.
-	Copies map[string]config.Virtual `json:"copies"`
-	// Fit is what each copy's fit said of how it read its probe.
-	Fit map[string][]string `json:"fit,omitempty"`
-	// Strategies are the strategy files' strategies, by their names in
-	// strategy_files.
-	Strategies map[string]strategy.Strategy `json:"strategies,omitempty"`
-}
-
-// strategy is the strategy file called name (o may be nil).
-func (o *Own) strategy(name string) (strategy.Strategy, bool) {
-	if o == nil {
-		return strategy.Strategy{}, false
-	}
-	st, ok := o.Strategies[name]
-	return st, ok
-}
-
-// Real are the pipeline's dependencies without a virtual copy: their
-// calls go to their base_url, a real service, whose counts the runs are
-// not reconciled with.
-func (o *Own) Real() []string {
-	var out []string
-	for _, d := range o.Pipeline.Names() {
-		if _, ok := o.Copies[d]; !ok {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// Write is the pipeline's write: the dependency of its last step.
-func (o *Own) Write() string { return o.Pipeline.Write() }
 
 // PipelineOf is the pipeline the experiment's records run: its own, or
 // the lab's.
@@ -127,25 +71,6 @@ func (s Spec) CopiesFor(scenario string) map[string]config.Virtual {
 		out[name] = v
 	}
 	return out
-}
-
-// Apply is v with the change made.
-func (ch CopyChange) Apply(v config.Virtual) config.Virtual {
-	if f := ch.ServiceTime; f != nil {
-		v.Service = v.Service.Scaled(*f)
-	}
-	if f := ch.Workers; f != nil {
-		v.Station.Workers = max(1, int(math.Round(float64(v.Station.Workers)**f)))
-	}
-	if f := ch.Queue; f != nil && v.Station.Queue != config.UnboundedQueue {
-		v.Station.Queue = int(math.Round(float64(v.Station.Queue) * *f))
-	}
-	if f := ch.Rate; f != nil && v.Rate != nil {
-		r := *v.Rate
-		r.PerSecond *= *f
-		v.Rate = &r
-	}
-	return v
 }
 
 // ScenarioList is the experiment file's scenarios: each a name (a
@@ -204,41 +129,24 @@ func (s *Spec) readChanges(root *yaml.Node) *problem {
 			continue
 		}
 		name, _ := mapValue(e, "name")
-		changes := map[string]CopyChange{}
+		changes := map[string]own.CopyChange{}
 		for j := 0; j+1 < len(e.Content); j += 2 {
 			dep, v := e.Content[j].Value, e.Content[j+1]
 			if dep == "name" {
 				continue
 			}
-			ch, err := decodeChange(v)
+			ch, err := own.DecodeChange(v)
 			if err != nil {
 				return fail(at("scenarios", i, dep), err)
 			}
 			changes[dep] = ch
 		}
 		if s.Changes == nil {
-			s.Changes = map[string]map[string]CopyChange{}
+			s.Changes = map[string]map[string]own.CopyChange{}
 		}
 		s.Changes[name.Value] = changes
 	}
 	return nil
-}
-
-// decodeChange decodes one copy's change, refusing keys it does not know.
-func decodeChange(v *yaml.Node) (CopyChange, error) {
-	var ch CopyChange
-	if v.Kind != yaml.MappingNode {
-		return ch, fmt.Errorf("give the copy's changes (%s), each a multiple of the copy as probed", strings.Join(copyChangeKeys, ", "))
-	}
-	for j := 0; j+1 < len(v.Content); j += 2 {
-		if k := v.Content[j].Value; !slices.Contains(copyChangeKeys, k) {
-			return ch, fmt.Errorf("%s: unknown change%s (one of %s)", k, didYouMean(k, copyChangeKeys), strings.Join(copyChangeKeys, ", "))
-		}
-	}
-	if err := v.Decode(&ch); err != nil {
-		return ch, fmt.Errorf("give each change as a number: %v", err)
-	}
-	return ch, nil
 }
 
 func didYouMean(k string, names []string) string {
@@ -267,7 +175,7 @@ func (s *Spec) loadOwn(path string) *problem {
 	// results of one experiment hold one pipeline, whether it was begun
 	// from the file's folder and resumed from another or not.
 	p.File = s.Pipeline
-	own := &Own{Pipeline: p, Copies: map[string]config.Virtual{}, Fit: map[string][]string{}}
+	o := &own.Own{Pipeline: p, Copies: map[string]config.Virtual{}, Fit: map[string][]string{}}
 	for _, name := range slices.Sorted(maps.Keys(s.Virtual)) {
 		if p.Dependency(name) == nil {
 			return failf(at("virtual", name), "pipeline %s has no dependency %s (it has %s)%s", p.Name, name, strings.Join(p.Names(), ", "), didYouMean(name, p.Names()))
@@ -284,21 +192,21 @@ func (s *Spec) loadOwn(path string) *problem {
 		if err != nil {
 			return fail(at("virtual", name, "probe"), err)
 		}
-		own.Copies[name] = c.Virtual("127.0.0.1:0", paths...)
-		own.Fit[name] = c.Said
+		o.Copies[name] = c.Virtual("127.0.0.1:0", paths...)
+		o.Fit[name] = c.Said
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.StrategyFiles)) {
 		st, err := strategy.LoadFile(rel(s.StrategyFiles[name]), p)
 		if err != nil {
 			return fail(at("strategy_files", name), err)
 		}
-		if own.Strategies == nil {
-			own.Strategies = map[string]strategy.Strategy{}
+		if o.Strategies == nil {
+			o.Strategies = map[string]strategy.Strategy{}
 		}
 		st.Name = name
-		own.Strategies[name] = st
+		o.Strategies[name] = st
 	}
-	s.Own = own
+	s.Own = o
 	return s.loadInline()
 }
 
@@ -353,7 +261,7 @@ func (s Spec) validateOwn() *problem {
 }
 
 // validateChange checks one copy's change in a scenario.
-func (s Spec) validateChange(l loc, dep string, ch CopyChange) *problem {
+func (s Spec) validateChange(l loc, dep string, ch own.CopyChange) *problem {
 	v, ok := s.Own.Copies[dep]
 	if !ok {
 		names := slices.Sorted(maps.Keys(s.Own.Copies))

@@ -2,7 +2,6 @@ package design
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/client/faults"
+	"github.com/loadlab/loadlab/experiments/own"
+	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -20,24 +21,6 @@ import (
 // as fitted back), the copies it does not name keeping what is in force;
 // its faults go through a proxy in front of each copy. A copy has no
 // process to restart and no store to replay.
-
-// PhaseChanges is a phase's set read as the copies' changes, by
-// dependency.
-func PhaseChanges(ph Phase) (map[string]CopyChange, error) {
-	out := map[string]CopyChange{}
-	for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-		var n yaml.Node
-		if err := n.Encode(ph.Set[dep]); err != nil {
-			return nil, fmt.Errorf("%s: %w", dep, err)
-		}
-		ch, err := decodeChange(&n)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dep, err)
-		}
-		out[dep] = ch
-	}
-	return out, nil
-}
 
 // PhaseCopies are the copies as each phase of the phased scenario called
 // name shapes them, by phase and then by dependency: the copies as
@@ -51,7 +34,7 @@ func (s Spec) PhaseCopies(name string) []map[string]config.Virtual {
 	inForce := maps.Clone(s.Own.Copies)
 	var out []map[string]config.Virtual
 	for _, ph := range p.Phases {
-		changes, _ := PhaseChanges(ph) // validated at load
+		changes, _ := own.PhaseChanges(ph) // validated at load
 		for dep, ch := range changes {
 			inForce[dep] = ch.Apply(s.Own.Copies[dep])
 		}
@@ -60,23 +43,12 @@ func (s Spec) PhaseCopies(name string) []map[string]config.Virtual {
 	return out
 }
 
-// CopyPatch is PATCH /admin/config's body that gives the copy called
-// name v's live settings: its workers, queue slots, service time and
-// token bucket.
-func CopyPatch(name string, v config.Virtual) map[string]any {
-	set := map[string]any{"workers": v.Station.Workers, "queue": v.Station.Queue, "service": specMap(v.Service)}
-	if v.Rate != nil {
-		set["rate"] = map[string]any{"per_second": v.Rate.PerSecond, "burst": v.Rate.Burst}
-	}
-	return map[string]any{name: set}
-}
-
 // validateOwnPhased checks a phased scenario of one's own services: it
 // starts as probed, its phases' names and durations (adding up to the
 // experiment's), each set's changes of copies that exist (each applied as
 // the copy would take it live), its faults on dependencies with a copy,
 // and no restart.
-func (s Spec) validateOwnPhased(name string, p PhasedScenario) *problem {
+func (s Spec) validateOwnPhased(name string, p phases.PhasedScenario) *problem {
 	l := loc{field: "phased." + name, line: []any{"phased", name}, dotted: true}
 	if p.Profile != "" && p.Profile != AsProbed {
 		return failf(l.in("profile"), "%q: a phased scenario of one's own services starts with every copy %s (leave profile out); its phases' set changes the copies", p.Profile, AsProbed)
@@ -87,7 +59,7 @@ func (s Spec) validateOwnPhased(name string, p PhasedScenario) *problem {
 	seen := map[string]bool{}
 	for i, ph := range p.Phases {
 		pl := l.in("phases", i)
-		if pr := ph.validateName(pl, seen); pr != nil {
+		if pr := validatePhaseName(ph, pl, seen); pr != nil {
 			return pr
 		}
 		seen[ph.Name] = true
@@ -109,9 +81,9 @@ func (s Spec) validateOwnPhased(name string, p PhasedScenario) *problem {
 
 // validateCopySet checks a phase's changes of the copies, each applied to
 // the copy as fitted as the copy itself would take it live.
-func (s Spec) validateCopySet(l loc, ph Phase) *problem {
+func (s Spec) validateCopySet(l loc, ph phases.Phase) *problem {
 	for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-		ch, err := PhaseChanges(Phase{Set: map[string]any{dep: ph.Set[dep]}})
+		ch, err := own.PhaseChanges(phases.Phase{Set: map[string]any{dep: ph.Set[dep]}})
 		if err != nil {
 			return fail(l.in("set", dep), errors.Unwrap(err))
 		}
@@ -119,7 +91,7 @@ func (s Spec) validateCopySet(l loc, ph Phase) *problem {
 			return pr
 		}
 		v := s.Own.Copies[dep]
-		body, err := yaml.Marshal(CopyPatch(dep, ch[dep].Apply(v)))
+		body, err := yaml.Marshal(own.CopyPatch(dep, ch[dep].Apply(v)))
 		if err == nil {
 			_, err = config.ApplyVirtualPatch(body, dep, v.Live())
 		}
@@ -134,7 +106,7 @@ func (s Spec) validateCopySet(l loc, ph Phase) *problem {
 // copy (the proxy stands in front of it), none that loses a call the
 // client sent in full, and none that loses the write's answer, whose
 // outcome a copy (no store) could not tell.
-func (s Spec) validateCopyFaults(l loc, ph Phase) *problem {
+func (s Spec) validateCopyFaults(l loc, ph phases.Phase) *problem {
 	names := slices.Sorted(maps.Keys(s.Own.Copies))
 	for j, ft := range ph.Faults {
 		fl := l.in("faults", j)

@@ -118,5 +118,5 @@ func (s *Spec) loadInline() *problem {
 // OwnStrategy is the strategy of one's own called name: a strategy
 // file's or one given inline.
 func (s Spec) OwnStrategy(name string) (strategy.Strategy, bool) {
-	return s.Own.strategy(name)
+	return s.Own.Strategy(name)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/cpulimit"
 	"github.com/loadlab/loadlab/client/strategy"
+	"github.com/loadlab/loadlab/experiments/own"
 	"github.com/loadlab/loadlab/experiments/phases"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -65,14 +66,14 @@ type Spec struct {
 	// probe Virtual names; the scenarios are as-probed or change the
 	// copies (Changes), and StrategyFiles are strategies of one's own by
 	// name. Own is what those files held, as loaded.
-	Pipeline      string                           `yaml:"pipeline,omitempty" json:"pipeline,omitempty"`
-	Virtual       map[string]VirtualSpec           `yaml:"virtual,omitempty" json:"virtual,omitempty"`
-	StrategyFiles map[string]string                `yaml:"strategy_files,omitempty" json:"strategy_files,omitempty"`
-	Changes       map[string]map[string]CopyChange `yaml:"-" json:"changes,omitempty"`
+	Pipeline      string                               `yaml:"pipeline,omitempty" json:"pipeline,omitempty"`
+	Virtual       map[string]VirtualSpec               `yaml:"virtual,omitempty" json:"virtual,omitempty"`
+	StrategyFiles map[string]string                    `yaml:"strategy_files,omitempty" json:"strategy_files,omitempty"`
+	Changes       map[string]map[string]own.CopyChange `yaml:"-" json:"changes,omitempty"`
 	// inline are the strategies given inline in Strategies, by name, as
 	// read (loadOwn checks them into Own.Strategies).
 	inline map[string]inlineStrategy
-	Own    *Own `yaml:"-" json:"own,omitempty"`
+	Own    *own.Own `yaml:"-" json:"own,omitempty"`
 }
 
 // Advised is the strategy name whose cells run what loadlab advise gives
@@ -117,7 +118,7 @@ func (s Spec) Strategy(c Cell, advised map[string]strategy.Strategy) (strategy.S
 		}
 		return a, true
 	}
-	if st, ok := s.Own.strategy(c.Strategy); ok {
+	if st, ok := s.Own.Strategy(c.Strategy); ok {
 		return st, true
 	}
 	st, err := strategy.Parse(c.Strategy)

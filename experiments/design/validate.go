@@ -173,7 +173,7 @@ func (s Spec) validateStrategies() *problem {
 			}
 			continue
 		}
-		if _, ok := s.Own.strategy(st); ok {
+		if _, ok := s.Own.Strategy(st); ok {
 			continue
 		}
 		parsed, err := strategy.Parse(st)

@@ -102,7 +102,7 @@ func BuiltinPhased() map[string]PhasedScenario {
 		return map[string]any{api.Records: map[string]any{"workers": workers, "queue": queue}}
 	}
 	enrichment := func(s latency.Spec) map[string]any {
-		return map[string]any{api.Enrichment: map[string]any{"service": specMap(s)}}
+		return map[string]any{api.Enrichment: map[string]any{"service": ServiceBody(s)}}
 	}
 	return map[string]PhasedScenario{
 		WriteCapacityDrop: {Profile: config.ProfileHealthy, Phases: []Phase{
@@ -118,9 +118,9 @@ func BuiltinPhased() map[string]PhasedScenario {
 	}
 }
 
-// specMap is a distribution as a PATCH body's service: the whole spec, its
+// ServiceBody is a distribution as a PATCH body's service: the whole spec, its
 // durations as text, so that it replaces every field in force.
-func specMap(s latency.Spec) map[string]any {
+func ServiceBody(s latency.Spec) map[string]any {
 	b, _ := yaml.Marshal(s)
 	var m map[string]any
 	_ = yaml.Unmarshal(b, &m)

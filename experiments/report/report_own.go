@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/experiments/design"
+	"github.com/loadlab/loadlab/experiments/own"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
@@ -65,7 +66,7 @@ func ownSection(sp design.Spec) (intro string, copies table, scenarios []string)
 
 // changeText says what a change made of a copy: "service times ×3",
 // "workers 3 → 2".
-func changeText(ch design.CopyChange, was, is config.Virtual) string {
+func changeText(ch own.CopyChange, was, is config.Virtual) string {
 	var parts []string
 	if ch.ServiceTime != nil {
 		parts = append(parts, fmt.Sprintf("service times ×%g", *ch.ServiceTime))
@@ -147,7 +148,7 @@ func ownPhaseLines(sp design.Spec, sc string, lines []phaseLine) []phaseLine {
 		}
 		var each []string
 		for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-			ch, _ := design.PhaseChanges(ph) // validated at load
+			ch, _ := own.PhaseChanges(ph) // validated at load
 			text := changeText(ch[dep], sp.Own.Copies[dep], shapes[i][dep])
 			if text == "" {
 				text = "as fitted"

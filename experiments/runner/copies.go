@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/experiments/design"
 	"github.com/loadlab/loadlab/experiments/judge"
+	"github.com/loadlab/loadlab/experiments/own"
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/mockservice/api"
@@ -204,7 +205,7 @@ func (ex *execution) phasedCopies(c design.Cell, copies copySet, scale float64, 
 	d := &phaseDriver{scen: scen, scale: scale, seed: rec.Seed}
 	d.apply = func(ctx context.Context, i int) error {
 		for _, dep := range slices.Sorted(maps.Keys(scen.Phases[i].Set)) {
-			if err := copies[dep].PatchConfig(ctx, design.CopyPatch(dep, shapes[i][dep])); err != nil {
+			if err := copies[dep].PatchConfig(ctx, own.CopyPatch(dep, shapes[i][dep])); err != nil {
 				return fmt.Errorf("copy of %s: %w", dep, err)
 			}
 		}
