@@ -82,7 +82,7 @@ func Figures(r *resultsfile.Results) ([]Figure, error) {
 		}
 		out = append(out, Figure{Caption: "Figure 2 of the lab: under slow writes, accepted records per second and write 503s per strategy (" + first + ").", SVG: s})
 	}
-	workers := float64(config.DefaultRecordsWorkers)
+	words := termsOf(sp)
 	for _, cpu := range sp.CPUs {
 		if strategiesAt(r, cpu.Name) < 2 {
 			continue // one strategy's bars say what the tables say
@@ -96,7 +96,7 @@ func Figures(r *resultsfile.Results) ([]Figure, error) {
 			out[len(out)-1].Headline = headline
 		}
 		if anyAbove(r, cpu.Name, "write_rejections", 0) {
-			p, err = grouped(r, cpu.Name, "write_rejections", rejectedTitle+cpu.Name+" (median, min–max)", "503 answers", math.NaN(), "")
+			p, err = grouped(r, cpu.Name, "write_rejections", "Write "+words.refusals+" per run, "+cpu.Name+" (median, min–max)", words.refusalsUnit, math.NaN(), "")
 			if err := add("", p, chartHeight, err); err != nil {
 				return nil, err
 			}
@@ -104,8 +104,12 @@ func Figures(r *resultsfile.Results) ([]Figure, error) {
 				out[len(out)-1].Headline = headline
 			}
 		}
-		p, err = grouped(r, cpu.Name, "peak_concurrent_writes", "Peak concurrent writes offered to the system of record, "+cpu.Name,
-			"writes at once", workers, fmt.Sprintf("%g workers", workers))
+		ref := words.workers
+		if ref == 0 {
+			ref = math.NaN() // a write without a copy: no workers to draw
+		}
+		p, err = grouped(r, cpu.Name, "peak_concurrent_writes", "Peak concurrent writes offered to "+words.write+", "+cpu.Name,
+			"writes at once", ref, words.workersLabel)
 		if err := add("", p, chartHeight, err); err != nil {
 			return nil, err
 		}
@@ -119,7 +123,7 @@ func Figures(r *resultsfile.Results) ([]Figure, error) {
 	for _, st := range sp.Strategies {
 		for _, rec := range r.Runs {
 			if rec.Cell == (design.Cell{Strategy: st, Scenario: scenario, CPU: first}) && rec.Valid() && rec.Client != nil && len(rec.Client.Timeline) > 0 {
-				p, err := timeline(rec)
+				p, err := timeline(rec, words.calls)
 				if err := add("", p, timelineHeight, err); err != nil {
 					return nil, err
 				}

@@ -62,7 +62,7 @@ func TestChartsKeepTheLegendClearOfTheData(t *testing.T) {
 	for i := range 100 {
 		rec.Client.Timeline = append(rec.Client.Timeline, records.Sample{T: float64(i) / 10, Enrichment: i % 25, Records: 6})
 	}
-	p, err = timeline(rec)
+	p, err = timeline(rec, termsOf(design.Spec{}).calls)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,14 +103,15 @@ func phasedChart(r *resultsfile.Results, ps phases.PhasedScenario, sc, cpu strin
 	if err != nil {
 		return "", "", err
 	}
-	bottom, err := perSecondPanel(ps, series, names, end, "Write 503s per lab second, "+title, "write 503s per lab second",
+	words := termsOf(r.Experiment)
+	bottom, err := perSecondPanel(ps, series, names, end, "Write "+words.refusals+" per lab second, "+title, "write "+words.refusals+" per lab second",
 		func(s perSecondSeries) plotter.XYs { return s.rejected })
 	if err != nil {
 		return "", "", err
 	}
 	svg, err := svgStacked([]*plot.Plot{top, bottom}, chartWidth, phasedChartHeight)
-	caption := fmt.Sprintf("%s: accepted records (top) and write 503s (bottom) in each lab second of the run, per strategy: "+
-		"the median of each second over the strategy's valid runs (a run that had ended counts 0). Shaded and dashed: the phases.", title)
+	caption := fmt.Sprintf("%s: accepted records (top) and write %s (bottom) in each lab second of the run, per strategy: "+
+		"the median of each second over the strategy's valid runs (a run that had ended counts 0). Shaded and dashed: the phases.", title, words.refusals)
 	return svg, caption, err
 }
 

@@ -10,20 +10,14 @@ import (
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 )
 
-// timeline draws calls in flight per dependency over one run.
-func timeline(rec resultsfile.RunRecord) (*plot.Plot, error) {
+// timeline draws calls in flight per dependency over one run (series:
+// each dependency's).
+func timeline(rec resultsfile.RunRecord, series []callSeries) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Calls in flight, %s (run %d; mean per 1/%d of the run)", rec.Cell, rec.Run, timelinePoints)
 	p.X.Label.Text = "lab seconds"
 	p.Y.Label.Text = "calls in flight"
 	p.Y.Min = 0
-	series := []struct {
-		name string
-		get  func(records.Sample) int
-	}{
-		{"enrichment", func(s records.Sample) int { return s.Enrichment }},
-		{"records (writes)", func(s records.Sample) int { return s.Records }},
-	}
 	top := 0.0
 	for i, s := range series {
 		xy := bucketMeans(rec.Client.Timeline, s.get, timelinePoints)
