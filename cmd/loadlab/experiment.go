@@ -199,6 +199,10 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	ef, file, pe.file = builtIn(o.file, experiments.Replication, defaultExperiment)
 	hf, hyp, pe.hypotheses = builtIn(o.hypotheses, experiments.ReplicationHypotheses, defaultHypotheses)
 	exp, err := design.LoadFrom(ef, hf, file, hyp, o.overrides)
+	var fe *design.FileError
+	if err != nil && o.file != "" && o.hypotheses == "" && errors.As(err, &fe) && fe.File == hyp {
+		return pe, usageErr("%v\n(those are the replication's hypotheses, built into loadlab, of its cells: give your experiment's with --hypotheses FILE; loadlab experiment --init writes a starter pair for your own services)", experimentFlags.Rename(err))
+	}
 	if err != nil {
 		return pe, usageErr("%v", experimentFlags.Rename(err))
 	}
