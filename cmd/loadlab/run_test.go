@@ -230,6 +230,9 @@ func TestExperimentAndCheckBadInput(t *testing.T) {
 	}{
 		{[]string{"experiment", "--file", "../../experiments/replication.yaml", "--runs", "2"}, "runs: 2 must be in [3, 1000] (a range over fewer runs is not a range)"},
 		{[]string{"check", dir}, dir + "/results.json"},
+		// An experiment file of other cells, without its hypotheses: the
+		// built-in ones do not fit, and the refusal says so.
+		{[]string{"experiment", "--file", "../../experiments/conditions.yaml"}, "those are the replication's hypotheses, built into loadlab, of its cells: give your experiment's with --hypotheses FILE"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
