@@ -283,7 +283,7 @@ func (e *engine) do(ctx context.Context) (start, end time.Time, o outcome, kind 
 	case err != nil:
 		return start, end, outError, errKind(err), 0
 	case e.isOK(status):
-		return start, end, outOK, "", 0
+		return start, end, outOK, strconv.Itoa(status), 0
 	case slices.Contains(e.rejects, status):
 		return start, end, outRejected, strconv.Itoa(status), parseRetryAfter(after, end)
 	}

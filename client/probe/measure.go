@@ -37,6 +37,9 @@ type Step struct {
 	ErrorKinds        map[string]int `json:"error_kinds,omitempty"`
 	OKPerSecond       float64        `json:"ok_per_second"`
 	RejectedPerSecond float64        `json:"rejected_per_second"`
+	// OKStatuses counts the successes by status ("201": 40): what a
+	// virtual copy of the target answers.
+	OKStatuses map[string]int `json:"ok_statuses,omitempty"`
 	// RejectedStatuses counts the rejections by status ("429": 12): a 429
 	// says a rate limit refused, a 503 an overloaded service.
 	RejectedStatuses map[string]int `json:"rejected_statuses,omitempty"`
@@ -97,6 +100,7 @@ type recorder struct {
 	okAny                   int // successes in or out of the window: has anything succeeded yet?
 	kinds                   map[string]int
 	rejStatuses             map[string]int
+	okStatuses              map[string]int
 	longestRetryAfter       time.Duration
 	// failedAny counts failures in or out of the window, by kind
 	// ("rejected", "timeout", or an error's kind): the first step's early
@@ -106,7 +110,7 @@ type recorder struct {
 
 func newRecorder(from time.Time, window time.Duration) *recorder {
 	return &recorder{from: from, to: from.Add(window), hist: hdrhistogram.New(histLowest, histHighest, histDigits), kinds: map[string]int{},
-		rejStatuses: map[string]int{}, failedAny: map[string]int{}}
+		rejStatuses: map[string]int{}, okStatuses: map[string]int{}, failedAny: map[string]int{}}
 }
 
 // share is the part of [start, end] inside the window, as a fraction of
@@ -153,6 +157,9 @@ func (r *recorder) add(start, end time.Time, o outcome, kind string) {
 	switch o {
 	case outOK:
 		r.ok++
+		if kind != "" {
+			r.okStatuses[kind]++
+		}
 		d := end.Sub(start)
 		r.okSum += d
 		_ = r.hist.RecordValue(min(max(d.Microseconds(), histLowest), histHighest))
@@ -219,6 +226,9 @@ func (r *recorder) step(n int, maxRate float64) Step {
 		OKPerSecond: r.okWork / w, RejectedPerSecond: r.rejWork / w}
 	if len(r.kinds) > 0 {
 		st.ErrorKinds = r.kinds
+	}
+	if len(r.okStatuses) > 0 {
+		st.OKStatuses = r.okStatuses
 	}
 	if len(r.rejStatuses) > 0 {
 		st.RejectedStatuses = r.rejStatuses

@@ -2,6 +2,7 @@ package virtualcopy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,4 +46,16 @@ func (c Copy) PathsFor(d *pipeline.Dependency) ([]string, error) {
 		return nil, nil
 	}
 	return []string{c.Path, path}, nil
+}
+
+// AnswerAs makes the copy answer a success with a status the pipeline's
+// dependency d counts as one: the copy's own when d counts it, else d's
+// first (said): a pipeline that takes only a 201 would count every
+// answer of a copy answering 200 as an error.
+func (c *Copy) AnswerAs(d *pipeline.Dependency) {
+	if len(d.Success) == 0 || slices.Contains(d.Success, c.OKStatus) {
+		return
+	}
+	c.say("success: %d, the first success of the pipeline's %s (%v), not the probe's %d, which the pipeline does not count as one", d.Success[0], d.Name, d.Success, c.OKStatus)
+	c.OKStatus = d.Success[0]
 }

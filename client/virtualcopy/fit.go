@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/client/probe"
@@ -80,10 +83,8 @@ func Fit(name string, r probe.Result, o Options) (Copy, error) {
 	if u, err := url.Parse(r.Plan.Target); err == nil && u.Path != "" {
 		c.Path = u.Path
 	}
-	if len(r.Plan.OKStatuses) > 0 {
-		c.OKStatus = r.Plan.OKStatuses[0]
-	}
 	steps := slices.SortedFunc(slices.Values(r.Steps), func(a, b probe.Step) int { return cmp.Compare(a.Concurrency, b.Concurrency) })
+	c.OKStatus = okStatus(r, steps, &c)
 	low, ok := lowest(steps)
 	if !ok {
 		return c, errors.New("the probe measured no success: there is no service time to copy")
@@ -158,3 +159,39 @@ func ms(s float64) string { return fmt.Sprintf("%.3g ms", s*1000) }
 
 // round is x to the nearest whole number, at least 1.
 func round(x float64) int { return max(1, int(math.Round(x))) }
+
+// okStatus is the status the copy answers a success with: the one the
+// probe's successes got most often, else the first the probe counted as
+// success, else 200 (said).
+func okStatus(r probe.Result, steps []probe.Step, c *Copy) int {
+	seen := map[int]int{}
+	for _, st := range steps {
+		for text, n := range st.OKStatuses {
+			if code, err := strconv.Atoi(text); err == nil {
+				seen[code] += n
+			}
+		}
+	}
+	if len(seen) > 0 {
+		codes := slices.Sorted(maps.Keys(seen))
+		best := slices.MaxFunc(codes, func(a, b int) int { return cmp.Or(cmp.Compare(seen[a], seen[b]), cmp.Compare(b, a)) })
+		if len(codes) > 1 {
+			c.say("success: %d, the status most of the probe's successes got (%s)", best, statusCounts(codes, seen))
+		}
+		return best
+	}
+	if len(r.Plan.OKStatuses) > 0 {
+		return r.Plan.OKStatuses[0]
+	}
+	c.say("success: 200; the probe kept no status of its successes (a probe by an older loadlab): give the pipeline's, or probe again")
+	return http.StatusOK
+}
+
+// statusCounts is "200 ×3, 201 ×40".
+func statusCounts(codes []int, seen map[int]int) string {
+	var parts []string
+	for _, code := range codes {
+		parts = append(parts, fmt.Sprintf("%d ×%d", code, seen[code]))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
 	"github.com/loadlab/loadlab/client/virtualcopy"
 	"github.com/loadlab/loadlab/mockservice/config"
@@ -146,4 +147,34 @@ func TestCopyIsFaithfulToItsOriginal(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A copy answers a success with the status its original's successes got
+// (a ledger's 201), and, run for a pipeline, with one the pipeline's
+// dependency counts as a success: a pipeline that takes only 202 gets
+// 202, said.
+func TestCopyAnswersWithTheOriginalsSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		created := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(10 * time.Millisecond)
+			w.WriteHeader(http.StatusCreated)
+		})
+		r := probed(t, created, 2)
+		if got := r.Steps[0].OKStatuses; got["201"] != r.Steps[0].OK || len(got) != 1 {
+			t.Errorf("the probe's successes by status %v, of %d", got, r.Steps[0].OK)
+		}
+		w, q := 4, -1
+		c, err := virtualcopy.Fit("ledger", r, virtualcopy.Options{Workers: &w, Queue: &q})
+		if err != nil || c.OKStatus != http.StatusCreated {
+			t.Fatalf("copy answers %d (%v), want 201", c.OKStatus, err)
+		}
+		c.AnswerAs(&pipeline.Dependency{Name: "ledger", Success: []int{200, 201}})
+		if c.OKStatus != http.StatusCreated {
+			t.Errorf("a pipeline that takes 201: the copy answers %d", c.OKStatus)
+		}
+		c.AnswerAs(&pipeline.Dependency{Name: "ledger", Success: []int{202}})
+		if said := strings.Join(c.Said, "\n"); c.OKStatus != http.StatusAccepted || !strings.Contains(said, "success: 202, the first success of the pipeline's ledger") {
+			t.Errorf("a pipeline that takes only 202: the copy answers %d; said:\n%s", c.OKStatus, said)
+		}
+	})
 }

@@ -188,6 +188,7 @@ func (s *Spec) loadOwn(path string) *problem {
 		if err != nil {
 			return fail(at("virtual", name, "probe"), err)
 		}
+		c.AnswerAs(p.Dependency(name))
 		paths, err := c.PathsFor(p.Dependency(name))
 		if err != nil {
 			return fail(at("virtual", name, "probe"), err)

@@ -132,7 +132,7 @@ func (o *options) fit() ([]virtualcopy.Copy, config.Copies, error) {
 		if listen == "" {
 			listen = "127.0.0.1:0"
 		}
-		paths, err := pathsOf(c, p)
+		paths, err := pathsOf(&c, p)
 		if err != nil {
 			return nil, cfg, err
 		}
@@ -144,8 +144,9 @@ func (o *options) fit() ([]virtualcopy.Copy, config.Copies, error) {
 }
 
 // pathsOf are the paths copy c answers: its probe's, and with a pipeline
-// (p, else nil) those its dependency of the same name calls.
-func pathsOf(c virtualcopy.Copy, p *pipeline.Pipeline) ([]string, error) {
+// (p, else nil) those its dependency of the same name calls, whose
+// success status it then answers with (AnswerAs).
+func pathsOf(c *virtualcopy.Copy, p *pipeline.Pipeline) ([]string, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -154,6 +155,7 @@ func pathsOf(c virtualcopy.Copy, p *pipeline.Pipeline) ([]string, error) {
 		return nil, cli.UsageErr("mock: --probe %s: pipeline %s has no dependency %s (it has %s)%s", c.Name, p.Name, c.Name,
 			strings.Join(p.Names(), ", "), cli.Suggest(c.Name, p.Names()))
 	}
+	c.AnswerAs(d)
 	paths, err := c.PathsFor(d)
 	if err != nil {
 		return nil, cli.UsageErr("mock: --probe %s: %v", c.Name, err)

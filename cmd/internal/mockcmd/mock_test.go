@@ -45,7 +45,7 @@ steps:
 		{virtualcopy.Copy{Name: "ledgr", Method: "POST", Path: "/ledger"}, nil, `has no dependency ledgr (it has lookup, ledger); did you mean "ledger"?`},
 		{virtualcopy.Copy{Name: "ledger", Method: "GET", Path: "/ledger"}, nil, "probe it with --method POST"},
 	} {
-		paths, err := pathsOf(c.copy, p)
+		paths, err := pathsOf(&c.copy, p)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want %q", c.copy.Name, err, c.err)
