@@ -42,7 +42,7 @@ func TestOwnServicesFromInitToCheck(t *testing.T) {
 	}
 	edited := strings.NewReplacer("records: 200", "records: 20", "runs: 5", "runs: 3", "call_timeout: 2s", "call_timeout: 200s",
 		"permit_timeout: 10s", "permit_timeout: 100s", "step: 2s", "step: 5s",
-		"  - name: slow-stock\n    stock: {service_time: 3}\n  - name: half-stock\n    stock: {workers: 0.5}\n  - name: slow-orders\n    orders: {service_time: 3}\n", "").Replace(string(text))
+		"  - name: slow-stock\n    stock: {service_time: 3}\n  - name: half-rate-stock\n    stock: {rate: 0.5}\n  - name: slow-orders\n    orders: {service_time: 3}\n", "").Replace(string(text))
 	if !strings.Contains(edited, "runs: 3") || !strings.Contains(edited, "call_timeout: 200s") || strings.Contains(edited, "slow-stock") {
 		t.Fatalf("the starter is not as this test edits it:\n%s", text)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/probe"
+	"github.com/loadlab/loadlab/client/virtualcopy"
 	"github.com/loadlab/loadlab/experiments/design"
 )
 
@@ -27,7 +28,7 @@ type Paths struct {
 // hypotheses, for the user to edit and lock: every dependency against a
 // virtual copy fitted from its probe; the scenarios as-probed and, for
 // each dependency, one three times as slow and one with half its
-// workers; C2 against the strategy advised from probes of the copies
+// workers (half its rate, for a copy fitted with a token bucket); C2 against the strategy advised from probes of the copies
 // (each probed at the concurrencies its own probe stepped through). The
 // hypotheses claim what a budget is for — the advised strategy draws no
 // write refusals as probed nor in any scenario — and that it accepts at
@@ -50,7 +51,8 @@ func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at
 		"# it is a write of unknown outcome, which a copy (no store) cannot resolve\ncall_timeout: %v\npermit_timeout: %v\nseed: 1\n", timeout, 5*timeout)
 	b.WriteString("strategies: [C2, advised]\nscenarios:\n  - " + design.AsProbed + "\n")
 	for _, d := range p.Names() {
-		fmt.Fprintf(&b, "  - name: slow-%s\n    %s: {service_time: 3}\n  - name: half-%s\n    %s: {workers: 0.5}\n", d, d, d, d)
+		name, change := smaller(d, probes[d])
+		fmt.Fprintf(&b, "  - name: slow-%s\n    %s: {service_time: 3}\n  - name: %s\n    %s: %s\n", d, d, name, d, change)
 	}
 	b.WriteString("cpus:\n  - {name: cpus-1, cpus: 1}\nadvise:\n  target_rate: 0\n  step: 2s\n  warm_up: 500ms\n  probes:\n")
 	for _, d := range p.Names() {
@@ -66,7 +68,18 @@ func Files(name string, p *pipeline.Pipeline, probes map[string]probe.Result, at
 			fmt.Fprintf(&b, "      body: %s\n", quote(body))
 		}
 	}
-	return b.String(), starterHypotheses(p), nil
+	return b.String(), starterHypotheses(p, probes), nil
+}
+
+// smaller is the scenario of dependency d with less capacity, and its
+// change: half the rate of a copy its probe fits with a token bucket
+// (whose workers are only enough for the users the probe ran), else half
+// the workers.
+func smaller(d string, r probe.Result) (name, change string) {
+	if c, err := virtualcopy.Fit(d, r, virtualcopy.Options{}); err == nil && c.Rate != nil {
+		return "half-rate-" + d, "{rate: 0.5}"
+	}
+	return "half-" + d, "{workers: 0.5}"
 }
 
 // callTimeout is ten times the slowest success any probe saw (a scenario
@@ -85,7 +98,7 @@ func callTimeout(probes map[string]probe.Result) time.Duration {
 }
 
 // starterHypotheses are Files's claims.
-func starterHypotheses(p *pipeline.Pipeline) string {
+func starterHypotheses(p *pipeline.Pipeline, probes map[string]probe.Result) string {
 	var b strings.Builder
 	b.WriteString("# Claims to test, not findings: edit them, then loadlab preregister.\nrules: paired-v3\nhypotheses:\n")
 	claim := func(id, text, metric, op, threshold, scenario, versus string) {
@@ -100,7 +113,8 @@ func starterHypotheses(p *pipeline.Pipeline) string {
 	claim("A2", "The advised strategy accepts at least as many records per second as C2 from the services as probed.", "accepted_per_second", ">=", "1", design.AsProbed, "C2")
 	scenarios := []string{}
 	for _, d := range p.Names() {
-		scenarios = append(scenarios, "slow-"+d, "half-"+d)
+		name, _ := smaller(d, probes[d])
+		scenarios = append(scenarios, "slow-"+d, name)
 	}
 	for i, sc := range slices.Sorted(slices.Values(scenarios)) {
 		claim(fmt.Sprintf("A%d", i+3), fmt.Sprintf("Advised for %s, the strategy draws no write refusals there.", sc), "write_rejections", "==", "0", sc, "")

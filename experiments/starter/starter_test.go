@@ -41,8 +41,8 @@ func TestStarterLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, hyp)
 	}
-	want := []string{design.AsProbed, "slow-stock", "half-stock", "slow-orders", "half-orders"}
-	if !slices.Equal(spec.Scenarios, want) || len(spec.Cells()) != 10 || len(hs) != 6 || *spec.Changes["half-orders"]["orders"].Workers != 0.5 {
+	want := []string{design.AsProbed, "slow-stock", "half-rate-stock", "slow-orders", "half-orders"}
+	if !slices.Equal(spec.Scenarios, want) || len(spec.Cells()) != 10 || len(hs) != 6 || *spec.Changes["half-orders"]["orders"].Workers != 0.5 || *spec.Changes["half-rate-stock"]["stock"].Rate != 0.5 {
 		t.Errorf("scenarios %v, %d cells, %d hypotheses", spec.Scenarios, len(spec.Cells()), len(hs))
 	}
 	if got := spec.Advise.Probes["orders"]; len(got.Concurrency) != len(probes["orders"].Steps) || got.Body != p.Dependency("orders").Body {
