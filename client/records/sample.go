@@ -19,6 +19,19 @@ type Sample struct {
 	Limits map[string]int `json:"limits,omitempty"`
 }
 
+// CallsTo is the calls in flight to the dependency dep at the sample:
+// the lab's two dependencies have fields of their own, others are in
+// Calls.
+func (s Sample) CallsTo(dep string) int {
+	switch dep {
+	case Enrichment:
+		return s.Enrichment
+	case Records:
+		return s.Records
+	}
+	return s.Calls[dep]
+}
+
 // sample records calls and records in flight every cfg.SampleInterval until
 // the returned stop is called; stop returns the samples. With no interval
 // it records nothing.

@@ -11,7 +11,6 @@ import (
 	"github.com/loadlab/loadlab/experiments/plan"
 	"github.com/loadlab/loadlab/experiments/resultsfile"
 	"github.com/loadlab/loadlab/experiments/runner"
-	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/config"
 )
 
@@ -168,13 +167,20 @@ func (p *ExperimentProgress) chartRun(st *State, rec resultsfile.RunRecord) {
 	tl := rec.Client.Timeline
 	c := &Chart{ID: "inflight", XLabel: sinceRun,
 		Title:  fmt.Sprintf("Calls in flight during %s run %d (the latest run with samples: each cell's run 1 keeps them)", rec.Cell, rec.Run),
-		YLabel: "calls in flight", YUnit: "calls", Labels: []string{"lab seconds", "enrichment", "records"}}
+		YLabel: "calls in flight", YUnit: "calls", Labels: []string{"lab seconds"}}
+	deps := p.res.Experiment.PipelineOf().Names()
+	c.Labels = append(c.Labels, deps...)
 	var budgets []float64
 	s := rec.Client.Params // the run's own budgets, advised ones too
-	for _, b := range []struct {
+	type budget struct {
 		name string
 		n    int
-	}{{"enrichment budget", s.PermitsFor(api.Enrichment)}, {"records budget", s.PermitsFor(api.Records)}, {"shared budget", s.SharedPermits}} {
+	}
+	var bs []budget
+	for _, d := range deps {
+		bs = append(bs, budget{d + " budget", s.PermitsFor(d)})
+	}
+	for _, b := range append(bs, budget{"shared budget", s.SharedPermits}) {
 		if b.n > 0 {
 			c.Labels, c.Dashed, budgets = append(c.Labels, b.name), append(c.Dashed, b.name), append(budgets, float64(b.n))
 		}
@@ -183,7 +189,11 @@ func (p *ExperimentProgress) chartRun(st *State, rec resultsfile.RunRecord) {
 		c.Title += ", budgets dashed"
 	}
 	for _, smp := range tl {
-		c.Add(append([]float64{smp.T, float64(smp.Enrichment), float64(smp.Records)}, budgets...)...)
+		row := []float64{smp.T}
+		for _, d := range deps {
+			row = append(row, float64(smp.CallsTo(d)))
+		}
+		c.Add(append(row, budgets...)...)
 	}
 	for i, old := range st.Charts {
 		if old.ID == c.ID {

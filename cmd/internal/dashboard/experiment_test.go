@@ -206,3 +206,30 @@ func TestTimeLeftOfAResumedExperiment(t *testing.T) {
 		t.Errorf("after 1 run of 10 s, 1 to go: %q, want about 10s left", got)
 	}
 }
+
+// An experiment on one's own services draws the calls in flight of its own
+// pipeline's dependencies, and the run's budgets of them dashed.
+func TestCallsInFlightOfOwnServices(t *testing.T) {
+	dir := exptest.OwnServices(t, t.TempDir())
+	spec, err := design.LoadSpec(exptest.WriteFile(t, dir, "own.yaml", exptest.OwnSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New("experiment", "t")
+	units := plan.Units(spec)
+	p := NewExperimentProgress(s, spec, nil, design.Lock{}, units, config.Default())
+	rec := runRecord(units[0], 10)
+	rec.Client.Timeline = []records.Sample{{T: 0.5, Calls: map[string]int{"stock": 5, "orders": 3}}}
+	rec.Client.Params.Permits = map[string]int{"orders": 3}
+	p.RunDone(rec, 1, len(units), 0)
+	for _, c := range s.Snapshot().Charts {
+		if c.ID != "inflight" {
+			continue
+		}
+		if got := strings.Join(c.Labels, ","); got != "lab seconds,stock,orders,orders budget" || len(c.Rows) != 1 || c.Rows[0][1] != 5 || c.Rows[0][2] != 3 || c.Rows[0][3] != 3 {
+			t.Errorf("labels %s, rows %v", got, c.Rows)
+		}
+		return
+	}
+	t.Fatal("no calls-in-flight chart")
+}

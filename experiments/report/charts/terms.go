@@ -48,7 +48,7 @@ func termsOf(sp design.Spec) terms {
 		if d == write {
 			name += " (writes)"
 		}
-		t.calls = append(t.calls, callSeries{name, func(s records.Sample) int { return s.Calls[d] }})
+		t.calls = append(t.calls, callSeries{name, func(s records.Sample) int { return s.CallsTo(d) }})
 	}
 	return t
 }
