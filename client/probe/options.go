@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -141,22 +143,19 @@ func WriteJSON(w io.Writer, r Result) error {
 }
 
 // WriteFiles writes probe.json, probe.md and probe.html into dir, which
-// must exist.
+// must exist, each whole or not at all (atomicfile), as loadlab writes
+// every file it keeps.
 func WriteFiles(dir string, r Result) error {
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, Result) error
 	}{{"probe.json", WriteJSON}, {"probe.md", WriteMarkdown}, {"probe.html", WriteHTML}} {
-		fh, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return err
-		}
-		err = f.write(fh, r)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		var buf bytes.Buffer
+		if err := f.write(&buf, r); err != nil {
 			return fmt.Errorf("probe: writing %s: %w", f.name, err)
+		}
+		if err := atomicfile.Write(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+			return err
 		}
 	}
 	return nil
