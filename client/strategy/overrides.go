@@ -161,14 +161,3 @@ func (o RetryOverrides) apply(r *Retries) *Retries {
 	}
 	return out
 }
-
-// Default is the strategy of a run that names none: C4, whose
-// budgets name the lab's dependencies, or C2 for a pipeline that lacks
-// them (its budgets come by name).
-func Default(p *pipeline.Pipeline) Strategy {
-	s, _ := Parse("C4")
-	if s.Fits(p) != nil {
-		s, _ = Parse("C2")
-	}
-	return s
-}
