@@ -221,8 +221,7 @@ func (c Config) rejectStatuses() []int {
 
 // ParseConcurrency parses a list of steps such as "1-16,24,32,48,64":
 // comma-separated numbers and inclusive FROM-TO ranges, each within
-// 1…MaxConcurrencyLimit. Its error says what is wrong with s, which
-// Options names as the field concurrency.
+// 1…MaxConcurrencyLimit. Its error says what is wrong with s.
 func ParseConcurrency(s string) ([]int, error) {
 	var out []int
 	for part := range strings.SplitSeq(s, ",") {

@@ -19,15 +19,6 @@ func TestParseConcurrency(t *testing.T) {
 		if _, err := ParseConcurrency(bad); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: error %v, want one line", bad, err)
 		}
-		if bad == "" {
-			continue // Options keep the Config's steps
-		}
-		// Options name the field.
-		o := Options{Config: Default(), Concurrency: bad}
-		o.Config.Target = "http://127.0.0.1:8080/records"
-		if _, err := o.Resolve(); !isField(err, "concurrency") {
-			t.Errorf("%q: Resolve error %v, want one naming concurrency", bad, err)
-		}
 	}
 	if got := Ranges([]int{1, 2, 3, 5, 7, 8}); got != "1-3, 5, 7-8" {
 		t.Errorf("Ranges: %q", got)
@@ -72,10 +63,21 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 }
 
-// Options parse the lists given as text, default the method by the body,
-// and name the field of bad input; a header is "Name: value".
+// Statuses are read from a comma-separated list; options default the
+// method by the body and name the field of bad input; a header is
+// "Name: value".
 func TestOptions(t *testing.T) {
-	o := Options{Config: Default(), Concurrency: "1-3,8", OKStatus: "200, 201", RejectStatus: "429"}
+	ok, err := ParseStatuses("200, 201")
+	if err != nil || !slices.Equal(ok, []int{200, 201}) {
+		t.Errorf("statuses %v, %v", ok, err)
+	}
+	for _, bad := range []string{"", "200,x", "5O3", "99", "600"} {
+		if _, err := ParseStatuses(bad); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("statuses %q: error %v, want one line", bad, err)
+		}
+	}
+	o := Options{Config: Default()}
+	o.Config.Concurrency, o.Config.OKStatuses, o.Config.RejectStatuses = []int{1, 2, 3, 8}, ok, []int{429}
 	o.Config.Target, o.Config.Method, o.Config.Body = "http://127.0.0.1:8080/records", "", "{}"
 	cfg, err := o.Resolve()
 	if err != nil || !slices.Equal(cfg.Concurrency, []int{1, 2, 3, 8}) || !slices.Equal(cfg.OKStatuses, []int{200, 201}) ||
@@ -91,9 +93,9 @@ func TestOptions(t *testing.T) {
 		t.Errorf("method given: %q, want PUT", cfg.Method)
 	}
 	for name, change := range map[string]func(*Options){
-		"ok_statuses":     func(o *Options) { o.OKStatus = "200,x" },
-		"reject_statuses": func(o *Options) { o.RejectStatus = "5O3" },
-		"concurrency":     func(o *Options) { o.Concurrency = "1-100" }, // over the max concurrency
+		"ok_statuses":     func(o *Options) { o.Config.OKStatuses = []int{200, 429} }, // also a rejection
+		"reject_statuses": func(o *Options) { o.Config.RejectStatuses = []int{99} },
+		"concurrency":     func(o *Options) { o.Config.Concurrency = []int{1, 100} }, // over the max concurrency
 		"target":          func(o *Options) { o.Config.Target = "" },
 	} {
 		bad := o

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,22 +12,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/mockservice/atomicfile"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
-// Options are a probe as a command line gives it: a Config, the lists it
-// takes as text, and where the result goes. The zero value is not valid:
-// start Config from Default and set its Target.
+// Options are a probe as a command line gives it: a Config and where the
+// result goes. The zero value is not valid: start Config from Default and
+// set its Target.
 type Options struct {
 	// Config is the probe. An empty Method is GET, or POST when there is
 	// a Body.
 	Config Config
-	// Concurrency, when not empty, replaces Config.Concurrency: steps as
-	// ParseConcurrency reads them ("1-16,24,32").
-	Concurrency string
-	// OKStatus and RejectStatus, when not empty, replace Config.OKStatuses
-	// and Config.RejectStatuses: comma-separated HTTP statuses ("200,201").
-	OKStatus, RejectStatus string
 	// JSON prints the result as one JSON object, the plan and the progress
 	// going to the progress writer; otherwise all of it goes to stdout, the
 	// result as Markdown.
@@ -38,21 +34,9 @@ type Options struct {
 
 // Resolve returns the Config the options give, validated. An error is a
 // *field.Error naming a Config field in snake case ("concurrency",
-// "ok_statuses") or "out".
+// "ok_statuses").
 func (o Options) Resolve() (Config, error) {
 	cfg := o.Config
-	var err error
-	if o.Concurrency != "" {
-		if cfg.Concurrency, err = ParseConcurrency(o.Concurrency); err != nil {
-			return Config{}, field.Within("concurrency", err)
-		}
-	}
-	if cfg.OKStatuses, err = statuses("ok_statuses", o.OKStatus, cfg.OKStatuses); err != nil {
-		return Config{}, err
-	}
-	if cfg.RejectStatuses, err = statuses("reject_statuses", o.RejectStatus, cfg.RejectStatuses); err != nil {
-		return Config{}, err
-	}
 	if cfg.Method == "" {
 		cfg.Method = http.MethodGet
 		if cfg.Body != "" {
@@ -62,17 +46,15 @@ func (o Options) Resolve() (Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// statuses parses a comma-separated list of HTTP statuses for the field
-// name; an empty s keeps dflt.
-func statuses(name, s string, dflt []int) ([]int, error) {
-	if s == "" {
-		return dflt, nil
-	}
+// ParseStatuses reads a comma-separated list of HTTP statuses ("200,201",
+// for Config.OKStatuses and Config.RejectStatuses). Its error says what is
+// wrong with s.
+func ParseStatuses(s string) ([]int, error) {
 	var out []int
 	for part := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 100 || n > 599 {
-			return nil, field.Errorf(name, "%q is not an HTTP status", part)
+			return nil, fmt.Errorf("%q is not an HTTP status", part)
 		}
 		out = append(out, n)
 	}
@@ -141,22 +123,19 @@ func WriteJSON(w io.Writer, r Result) error {
 }
 
 // WriteFiles writes probe.json, probe.md and probe.html into dir, which
-// must exist.
+// must exist, each whole or not at all (atomicfile), as loadlab writes
+// every file it keeps.
 func WriteFiles(dir string, r Result) error {
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, Result) error
 	}{{"probe.json", WriteJSON}, {"probe.md", WriteMarkdown}, {"probe.html", WriteHTML}} {
-		fh, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return err
-		}
-		err = f.write(fh, r)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		var buf bytes.Buffer
+		if err := f.write(&buf, r); err != nil {
 			return fmt.Errorf("probe: writing %s: %w", f.name, err)
+		}
+		if err := atomicfile.Write(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+			return err
 		}
 	}
 	return nil

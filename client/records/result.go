@@ -112,20 +112,29 @@ type ended struct {
 	timeline        []Sample
 }
 
-// result is the run's Result, assembled in one place: the tally's states,
-// seconds and phases, the budgets' classes and peaks, calls sent, writes
-// created, retries, adaptive limits, rates, and the server's own view
-// when the target is a loadlab mock service.
+// result is the run's Result, assembled in one place: the records begun
+// and the tally's states, seconds and phases, the budgets' classes and
+// peaks, calls sent, writes created, retries, adaptive limits, rates, and
+// the server's own view when the target is a loadlab mock service.
 func (r *runner) result(ctx context.Context, e ended) Result {
+	c := r.tally.counted(r.cfg, e.elapsed)
 	res := Result{Strategy: r.cfg.Strategy.Name, Params: r.cfg.Strategy,
+		Records: r.cfg.Records, NotStarted: r.cfg.Records - e.begun,
+		Complete: c.states[Complete], Incomplete: c.states[Incomplete],
+		WriteRejected: c.states[WriteRejected], StepRejected: c.states[StepRejected], Failed: c.states[Failed],
+		WriteUnknown: c.states[WriteUnknown], Interrupted: c.states[Interrupted],
+		UnknownWrites: c.unknown, PeakRecordsInFlight: c.peak, PerSecond: c.perSecond, Phases: c.phases,
 		DurationSeconds: e.elapsed.Seconds(), RecordsInFlight: e.inFlight,
 		PeakInFlight: map[string]int{}, Calls: map[string]map[budgets.Class]int{},
 		TimeScale: r.cfg.TimeScale, Runtime: cpulimit.ReadRuntime(), Timeline: e.timeline,
 		ServerIdentified: e.identity != nil, Partial: ctx.Err() != nil || stopped(r.cfg.Stop), StartedAt: e.start.UTC()}
+	if r.cfg.Duration > 0 { // records that never began for want of time are not records
+		res.Records, res.NotStarted = e.begun, 0
+		res.DurationLimit, res.RecordsCapReached = r.cfg.Duration.Seconds(), e.begun == r.cfg.Records
+	}
 	if !r.cfg.StartAt.IsZero() {
 		res.StartLateSeconds = max(e.start.Sub(r.cfg.StartAt).Seconds(), 0)
 	}
-	r.tally.fill(&res, r.cfg, e.begun, e.elapsed)
 	for dep, st := range e.metrics.Snapshot() {
 		res.PeakInFlight[dep] = st.PeakInFlight
 		res.Calls[dep] = st.Calls

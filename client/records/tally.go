@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"maps"
 	"math"
 	"sort"
 	"sync"
@@ -206,56 +207,65 @@ func (p *phaseTally) percentiles() Percentiles {
 	return Percentiles{P50: q(0.5), P95: q(0.95), P99: q(0.99), Max: p.maxMs}
 }
 
-// fill sets the result's records, states and, for a time-bounded run, its
-// phases and seconds, from the tally of a run that began begun records and
-// lasted elapsed (real time).
-func (t *tally) fill(res *Result, cfg Config, begun int, elapsed time.Duration) {
+// counts is what a tally counted by a run's end, as values: records by
+// terminal state, their peak in flight, the ids of writes of unknown
+// outcome (empty, not nil, when none) and, in a time-bounded run, every
+// lab second of its span and, with phases, each phase's figures (then the
+// drain's, when records ended after the last phase).
+type counts struct {
+	states    map[State]int
+	peak      int
+	unknown   []string
+	perSecond []SecondCounts
+	phases    []PhaseResult
+}
+
+// counted returns what the tally counted in a run of cfg that lasted
+// elapsed (real time).
+func (t *tally) counted(cfg Config, elapsed time.Duration) counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	res.Records, res.NotStarted = cfg.Records, cfg.Records-begun
-	if cfg.Duration > 0 { // records that never began for want of time are not records
-		res.Records, res.NotStarted = begun, 0
-	}
-	res.Complete, res.Incomplete = t.states[Complete], t.states[Incomplete]
-	res.WriteRejected, res.StepRejected, res.Failed = t.states[WriteRejected], t.states[StepRejected], t.states[Failed]
-	res.WriteUnknown, res.Interrupted = t.states[WriteUnknown], t.states[Interrupted]
-	res.PeakRecordsInFlight, res.UnknownWrites = t.peak, t.unknown
-	if res.UnknownWrites == nil {
-		res.UnknownWrites = []string{}
-	}
+	c := counts{states: maps.Clone(t.states), peak: t.peak, unknown: append([]string{}, t.unknown...)}
 	if cfg.Duration <= 0 {
-		return
+		return c
 	}
-	res.DurationLimit = cfg.Duration.Seconds()
-	res.RecordsCapReached = begun == cfg.Records
 	// The run's span in lab seconds: its duration and drain, or up to its
 	// end when it ended early.
-	span := min(elapsed.Seconds()/cfg.TimeScale, res.DurationLimit)
-	if t.lastEnd >= res.DurationLimit {
+	limit := cfg.Duration.Seconds()
+	span := min(elapsed.Seconds()/cfg.TimeScale, limit)
+	if t.lastEnd >= limit {
 		span = t.lastEnd
 	}
-	n := max(int(math.Ceil(span)), len(t.seconds))
-	res.PerSecond = make([]SecondCounts, n)
-	for i := range res.PerSecond {
+	c.perSecond = make([]SecondCounts, max(int(math.Ceil(span)), len(t.seconds)))
+	for i := range c.perSecond {
 		if i < len(t.seconds) {
-			res.PerSecond[i] = t.seconds[i]
+			c.perSecond[i] = t.seconds[i]
 		}
-		res.PerSecond[i].T = i
+		c.perSecond[i].T = i
 	}
-	if len(cfg.Phases) == 0 {
-		return
+	c.phases = t.phaseResults(cfg.Phases, limit, span)
+	return c
+}
+
+// phaseResults is each phase's figures, of phases that end a run limit
+// lab seconds long over span, then the drain's when records ended after
+// the last phase; nil without phases. Call it with the lock held.
+func (t *tally) phaseResults(phases []Phase, limit, span float64) []PhaseResult {
+	if len(phases) == 0 {
+		return nil
 	}
+	var out []PhaseResult
 	for k, p := range t.phases {
 		var pr PhaseResult
 		switch {
-		case k < len(cfg.Phases):
-			pr = PhaseResult{Name: cfg.Phases[k].Name, End: t.ends[k]}
+		case k < len(phases):
+			pr = PhaseResult{Name: phases[k].Name, End: t.ends[k]}
 			if k > 0 {
 				pr.Start = t.ends[k-1]
 			}
 			pr.End = max(pr.Start, min(pr.End, span))
 		case p.ended > 0: // drain: records that ended after the last phase
-			pr = PhaseResult{Name: DrainPhase, Start: res.DurationLimit, End: t.lastEnd}
+			pr = PhaseResult{Name: DrainPhase, Start: limit, End: t.lastEnd}
 		default:
 			continue
 		}
@@ -269,6 +279,7 @@ func (t *tally) fill(res *Result, cfg Config, begun int, elapsed time.Duration) 
 		if d := pr.End - pr.Start; d > 0 {
 			pr.AcceptedPerLabSecond = float64(pr.Accepted) / d
 		}
-		res.Phases = append(res.Phases, pr)
+		out = append(out, pr)
 	}
+	return out
 }

@@ -24,28 +24,25 @@ func TestPhaseBoundaries(t *testing.T) {
 	}
 }
 
-// fill: a drain phase only when records ended after the last phase; a run
-// that ended early cuts its phases at its end; seconds cover the run.
-func TestFillPhases(t *testing.T) {
+// counted: a drain phase only when records ended after the last phase; a
+// run that ended early cuts its phases at its end; seconds cover the run.
+func TestCountedPhases(t *testing.T) {
 	cfg := Config{TimeScale: 0.1, Records: MaxRecords, Duration: 2 * time.Second,
 		Phases: []Phase{{"a", time.Second}, {"b", time.Second}}}
 	tl := newTally(cfg, time.Now())
 	tl.phases[0].ended, tl.phases[0].accepted, tl.phases[1].ended, tl.phases[2].ended = 4, 4, 2, 1
 	tl.phases[2].accepted, tl.lastEnd = 1, 2.5
-	var res Result
-	tl.fill(&res, cfg, 7, 260*time.Millisecond)
-	if len(res.Phases) != 3 || res.Phases[2].Name != DrainPhase || res.Phases[2].Start != 2 || res.Phases[2].End != 2.5 ||
-		res.Phases[2].AcceptedPerLabSecond != 2 || res.Phases[0].AcceptedPerLabSecond != 4 || len(res.PerSecond) != 3 ||
-		res.Records != 7 || res.NotStarted != 0 || res.DurationLimit != 2 {
-		t.Errorf("drain: %+v; %d seconds, %d records", res.Phases, len(res.PerSecond), res.Records)
+	c := tl.counted(cfg, 260*time.Millisecond)
+	if len(c.phases) != 3 || c.phases[2].Name != DrainPhase || c.phases[2].Start != 2 || c.phases[2].End != 2.5 ||
+		c.phases[2].AcceptedPerLabSecond != 2 || c.phases[0].AcceptedPerLabSecond != 4 || len(c.perSecond) != 3 {
+		t.Errorf("drain: %+v; %d seconds", c.phases, len(c.perSecond))
 	}
 	// Ended at 1.5 lab s (records cap), nothing after the phases.
 	tl = newTally(cfg, time.Now())
 	tl.phases[0].ended, tl.lastEnd = 3, 1.5
-	res = Result{}
-	tl.fill(&res, cfg, 3, 150*time.Millisecond)
-	if len(res.Phases) != 2 || res.Phases[0].End != 1 || res.Phases[1].Start != 1 || math.Abs(res.Phases[1].End-1.5) > 1e-9 || len(res.PerSecond) != 2 {
-		t.Errorf("early end: %+v; %d seconds", res.Phases, len(res.PerSecond))
+	c = tl.counted(cfg, 150*time.Millisecond)
+	if len(c.phases) != 2 || c.phases[0].End != 1 || c.phases[1].Start != 1 || math.Abs(c.phases[1].End-1.5) > 1e-9 || len(c.perSecond) != 2 {
+		t.Errorf("early end: %+v; %d seconds", c.phases, len(c.perSecond))
 	}
 }
 

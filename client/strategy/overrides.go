@@ -2,14 +2,11 @@ package strategy
 
 import (
 	"maps"
-	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
 	"github.com/loadlab/loadlab/client/pipeline"
-	"github.com/loadlab/loadlab/mockservice/api"
 	"github.com/loadlab/loadlab/mockservice/field"
 )
 
@@ -18,11 +15,6 @@ import (
 type Overrides struct {
 	RecordsInFlight *int
 	SharedPermits   *int
-	// EnrichmentPermits, WritePermits, EnrichmentRate and WriteRate are
-	// the lab's dependencies' permits and calls per lab second (0 removes
-	// one); a pipeline without the dependency named is refused.
-	EnrichmentPermits, WritePermits *int
-	EnrichmentRate, WriteRate       *float64
 	// Permits and Rates set dependencies' permits and calls per lab second
 	// by the pipeline's names (0 removes one).
 	Permits map[string]int
@@ -49,15 +41,16 @@ type RetryOverrides struct {
 // With is the strategy with o applied, for a run of pipeline p: its
 // budgets in Permits and Rates (Normalized), a dependency given an
 // adaptive limit without permits. An error is a *field.Error naming the
-// override's field within the strategy ("strategy.write_permits",
+// override's field within the strategy ("strategy.permits.records",
 // "strategy.adaptive.records", "strategy.retries", …); the whole strategy
-// is validated with the run's Config.
+// is validated with the run's Config, which checks that its budgets name
+// p's dependencies (Fits).
 func (s Strategy) With(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
-	s, err := s.with(o, p)
+	s, err := s.with(o)
 	return s, field.Within("strategy", err)
 }
 
-func (s Strategy) with(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
+func (s Strategy) with(o Overrides) (Strategy, error) {
 	s = s.Normalized()
 	if o.RecordsInFlight != nil {
 		s.RecordsInFlight = *o.RecordsInFlight
@@ -66,9 +59,6 @@ func (s Strategy) with(o Overrides, p *pipeline.Pipeline) (Strategy, error) {
 		s.SharedPermits = *o.SharedPermits
 	}
 	given := map[string]string{} // dependencies given permits, by the field that gave them
-	if err := s.setLabBudgets(o, p, given); err != nil {
-		return s, err
-	}
 	for _, dep := range slices.Sorted(maps.Keys(o.Permits)) {
 		if err := s.setPermits("permits."+dep, dep, o.Permits[dep]); err != nil {
 			return s, err
@@ -122,45 +112,6 @@ func (s Strategy) permitsFit(given map[string]string) error {
 	return nil
 }
 
-// setLabBudgets applies the overrides of the lab's dependencies' budgets,
-// refusing them for a pipeline that lacks the dependency, or when Permits
-// or Rates name the same dependency too.
-func (s *Strategy) setLabBudgets(o Overrides, p *pipeline.Pipeline, given map[string]string) error {
-	for _, lab := range []struct {
-		field, dep string
-		permits    *int
-		rate       *float64
-		byName     bool
-	}{
-		{"enrichment_permits", api.Enrichment, o.EnrichmentPermits, nil, hasKey(o.Permits, api.Enrichment)},
-		{"write_permits", api.Records, o.WritePermits, nil, hasKey(o.Permits, api.Records)},
-		{"enrichment_rate", api.Enrichment, nil, o.EnrichmentRate, hasKey(o.Rates, api.Enrichment)},
-		{"write_rate", api.Records, nil, o.WriteRate, hasKey(o.Rates, api.Records)},
-	} {
-		switch {
-		case lab.permits == nil && lab.rate == nil:
-			continue
-		case p.Dependency(lab.dep) == nil:
-			return field.Errorf(lab.field, "names the lab's %s, which pipeline %s lacks: give its dependencies' budgets by name (%s)",
-				lab.dep, p.Name, strings.Join(p.Names(), ", "))
-		case lab.byName:
-			return field.Errorf(lab.field, "%s's budget is given by name too: give it once", lab.dep)
-		case lab.permits != nil:
-			if err := s.setPermits(lab.field, lab.dep, *lab.permits); err != nil {
-				return err
-			}
-			if *lab.permits > 0 {
-				given[lab.dep] = lab.field
-			}
-		case *lab.rate < 0 || math.IsNaN(*lab.rate) || math.IsInf(*lab.rate, 0):
-			return field.Errorf(lab.field, "%v must be ≥ 0 (0 for none)", *lab.rate)
-		default:
-			s.setRate(lab.dep, *lab.rate)
-		}
-	}
-	return nil
-}
-
 // setPermits sets dep's permits (0 removes them), refusing a negative
 // count under the field name.
 func (s *Strategy) setPermits(name, dep string, n int) error {
@@ -209,20 +160,4 @@ func (o RetryOverrides) apply(r *Retries) *Retries {
 		out.Budget = &b
 	}
 	return out
-}
-
-// Default is the strategy of a run that names none: C4, whose
-// budgets name the lab's dependencies, or C2 for a pipeline that lacks
-// them (its budgets come by name).
-func Default(p *pipeline.Pipeline) Strategy {
-	s, _ := Parse("C4")
-	if s.Fits(p) != nil {
-		s, _ = Parse("C2")
-	}
-	return s
-}
-
-func hasKey[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
 }

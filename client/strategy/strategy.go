@@ -176,6 +176,17 @@ func Parse(name string) (Strategy, error) {
 	return Strategy{}, fmt.Errorf("unknown strategy %q (one of %s)", name, strategyNamesForMessage)
 }
 
+// Default is the strategy of a run that names none: C4, whose
+// budgets name the lab's dependencies, or C2 for a pipeline that lacks
+// them (its budgets come by name).
+func Default(p *pipeline.Pipeline) Strategy {
+	s, _ := Parse("C4")
+	if s.Fits(p) != nil {
+		s, _ = Parse("C2")
+	}
+	return s
+}
+
 // labPermits are C4's budgets: the lab's enrichment and records'.
 func labPermits() map[string]int {
 	return map[string]int{api.Enrichment: DefaultEnrichPermits, api.Records: DefaultWritePermits}

@@ -45,14 +45,18 @@ var experimentFlags = field.Names{
 
 // experimentOptions is loadlab experiment's command line.
 type experimentOptions struct {
-	file, hypotheses, out, target, adminToken, metricsAddr, shard string
-	overrides                                                     design.Overrides
-	wait                                                          time.Duration
-	calibration                                                   runner.Calibration
-	calibrationPairs                                              int
-	maxBias                                                       float64
-	realTimeTarget                                                string
-	jsonLines, force, cont                                        bool
+	file, hypotheses, out, target, adminToken, metricsAddr string
+	overrides                                              design.Overrides
+	wait                                                   time.Duration
+	calibration                                            runner.Calibration
+	calibrationPairs                                       int
+	maxBias                                                float64
+	realTimeTarget                                         string
+	jsonLines, force, cont                                 bool
+	// shard is --shard's part of the matrix (the zero value: all of it);
+	// shardFlag the flag, whose text the run log keeps.
+	shard     plan.Shard
+	shardFlag *cli.Parsed[plan.Shard]
 	// lines, with --json-lines, prints each run and then the results.
 	lines *resultsfile.LineWriter
 	// resume is --resume's folder, log its run log; notResumed the flags
@@ -107,7 +111,8 @@ func (o *experimentOptions) bind(fs *flag.FlagSet) {
 		"(loadlab check --accept-bias DIR does it after the run)")
 	fs.BoolVar(&o.calibration.AcceptUncalibrated, "accept-uncalibrated", false, "make final the verdicts whose cells' biases could not be measured or did not resolve (provisional:\n"+
 		"exit 1 otherwise); the report says so")
-	fs.StringVar(&o.shard, "shard", "", "run only part i of n of the matrix (i from 0, like a Kubernetes Indexed Job's\n"+
+	o.shardFlag = partFlag(&o.shard, plan.ParseShard)
+	fs.Var(o.shardFlag, "shard", "run only part i of n of the matrix (i from 0, like a Kubernetes Indexed Job's\n"+
 		"JOB_COMPLETION_INDEX): every run of every cell goes to one shard, balanced by expected duration, run k\n"+
 		"keeping its seed; the results folder is partial, saying so, until loadlab merge combines the n shards")
 	fs.BoolVar(&o.jsonLines, "json-lines", false, "print JSON lines on stdout instead of the summary: {\"kind\":\"run\",...} as each run ends,\n"+
@@ -210,15 +215,11 @@ func (o *experimentOptions) load() (plannedExperiment, error) {
 	if exp.Spec.Own != nil && (o.target != "" || o.realTimeTarget != "") {
 		return pe, usageErr("experiment: --target, --real-time-target: an experiment on one's own services runs against virtual copies of them, which it starts itself")
 	}
-	if o.shard != "" {
-		sh, err := plan.ParseShard(o.shard)
-		if err != nil {
-			return pe, partFlag("experiment", "--shard", o.shard, err)
-		}
-		if err := plan.CheckShardable(exp.Spec, sh); err != nil {
+	if o.shard.Count > 0 {
+		if err := plan.CheckShardable(exp.Spec, o.shard); err != nil {
 			return pe, usageErr("experiment: %v", experimentFlags.Rename(err))
 		}
-		pe.shard = &sh
+		pe.shard = &o.shard
 	}
 	pe.dir = o.out
 	if pe.dir == "" {

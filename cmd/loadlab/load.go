@@ -121,9 +121,10 @@ func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
 	o.thresholds.Names = threshold.Names(loadresult.Figures(loadgen.Result{}))
 	fs.Var(&o.thresholds, "threshold", threshold.Usage("requests", "on_time>=99%, rejected==0, p99_ms<300",
 		"p50_ms, p90_ms, p95_ms, p99_ms, max_ms\n(latency from the scheduled time of the requests answered on time, in lab ms)"))
-	segment := fs.String("segment", "", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+
+	segment := partFlag(&cfg.Segment, loadgen.ParseSegment)
+	fs.Var(segment, "segment", "i/n: send only segment i of n of the schedule (open arrivals i, i+n, …; closed users i, i+n, …),\n"+
 		"one of n generators sharing --target and --start-at; merge their --json results with loadlab merge")
-	startAt := fs.String("start-at", "", "begin model second 0 at this wall-clock time (RFC 3339 with nanoseconds, e.g. from\n"+
+	fs.Var(cli.Parse(&cfg.StartAt, "", parseStartAt), "start-at", "begin model second 0 at this wall-clock time (RFC 3339 with nanoseconds, e.g. from\n"+
 		"date -u -d +20sec +%Y-%m-%dT%H:%M:%S.%NZ), after identifying (and resetting) the target; a time already\n"+
 		"past when the generator is ready exits 2, nothing sent; required with --segment i/n when n > 1")
 	if err := parse(args); err != nil {
@@ -132,11 +133,11 @@ func parseLoad(args []string, stdout io.Writer) (loadOptions, error) {
 	if err := checkURL("load", "--target", cfg.Target); err != nil {
 		return o, err
 	}
-	if err := segmentFlags(cfg, *segment, *startAt); err != nil {
-		return o, err
-	}
 	if cfg.Segment.Count > 1 {
 		switch {
+		case cfg.StartAt.IsZero():
+			return o, usageErr("load: --segment %s needs --start-at: the %d generators must begin the shared schedule at one moment "+
+				"(an RFC 3339 time a little ahead, the same for every segment)", segment, cfg.Segment.Count)
 		case cfg.Target == "":
 			return o, usageErr("load: --segment %s: the segments must share one target: give --target (without it each would start an endpoint of its own)", cfg.Segment)
 		case o.run.Model:
@@ -189,28 +190,13 @@ func scheduledTotal(sc loadgen.Schedule, seg loadgen.Segment) string {
 	return fmt.Sprint(loadgen.SegmentArrivals(sc, seg))
 }
 
-// segmentFlags reads --segment and --start-at into cfg: segments of more
-// than one need a common start.
-func segmentFlags(cfg *loadgen.Config, segment, startAt string) error {
-	if segment != "" {
-		seg, err := loadgen.ParseSegment(segment)
-		if err != nil {
-			return partFlag("load", "--segment", segment, err)
-		}
-		cfg.Segment = seg
+// parseStartAt reads --start-at: an RFC 3339 time.
+func parseStartAt(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, fmt.Errorf("%q is not an RFC 3339 time (e.g. 2026-12-01T10:00:00.123456789Z)", s)
 	}
-	if startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, startAt)
-		if err != nil {
-			return usageErr("load: --start-at: %q is not an RFC 3339 time (e.g. 2026-12-01T10:00:00.123456789Z)", startAt)
-		}
-		cfg.StartAt = t
-	}
-	if cfg.Segment.Count > 1 && cfg.StartAt.IsZero() {
-		return usageErr("load: --segment %s needs --start-at: the %d generators must begin the shared schedule at one moment "+
-			"(an RFC 3339 time a little ahead, the same for every segment)", segment, cfg.Segment.Count)
-	}
-	return nil
+	return t, nil
 }
 
 // writeLoad prints the result, for people or as JSON, with the model's

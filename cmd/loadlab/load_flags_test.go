@@ -13,8 +13,9 @@ import (
 	"github.com/loadlab/loadlab/mockservice/mocktest"
 )
 
-// The libraries name fields; load and simulate name them as their flags,
-// in one line, exit 2, before anything is sent.
+// The libraries name fields, and a flag of a form of its own refuses a
+// value as it is parsed: load and simulate name them as their flags, in
+// one line, exit 2, before anything is sent.
 func TestLoadAndSimulateErrorsNameTheFlag(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -29,9 +30,9 @@ func TestLoadAndSimulateErrorsNameTheFlag(t *testing.T) {
 		{[]string{"load", "--tie-window", "0.5"}, "--tie-window: 0.5 must be in [0, 0.5)"},
 		{[]string{"simulate", "admission", "--generator", "poisson"}, `--generator: "poisson" is not open or closed`},
 		{[]string{"simulate", "admission", "--think", "-1", "--generator", "closed"}, "--think: -1 must be ≥ 0"},
-		{[]string{"simulate", "concurrency", "--seeds", "9-1"}, `--seeds: "9-1" ends before it starts`},
-		{[]string{"simulate", "concurrency", "--limits", "0"}, `--limits: "0" is not a whole number ≥ 1`},
-		{[]string{"simulate", "concurrency", "--durations", "75:80"}, `--durations: "75:80" is not WEIGHT:LO-HI`},
+		{[]string{"simulate", "concurrency", "--seeds", "9-1"}, `simulate concurrency: --seeds: "9-1" ends before it starts`},
+		{[]string{"simulate", "concurrency", "--limits", "0"}, `simulate concurrency: --limits: "0" is not a whole number ≥ 1`},
+		{[]string{"simulate", "concurrency", "--durations", "75:80"}, `simulate concurrency: --durations: "75:80" is not WEIGHT:LO-HI`},
 		{[]string{"simulate", "concurrency", "--requests", "0"}, "--requests: 0 must be ≥ 1"},
 		{[]string{"simulate", "concurrency", "--real", "--seeds", "1-5000"}, "--seeds: 5000 workloads; a replay replays at most 1000"},
 		{[]string{"simulate", "concurrency", "--real", "--time-scale", "0.001"}, "--time-scale: 0.001 is below 0.05"},

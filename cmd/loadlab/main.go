@@ -190,14 +190,20 @@ var commands = []string{"experiment", "preregister", "check", "merge", "compare"
 
 var writeJSON = cli.WriteJSON
 
-// partFlag is the error of a flag that takes "i/n" (--shard, --segment):
-// a value that still holds "$(" is an index its orchestrator did not
-// substitute, and the error says how to mend that.
-func partFlag(cmd, flagName, value string, err error) error {
-	if strings.Contains(value, "$(") {
-		return usageErr("%s: %s %q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", cmd, flagName, value)
-	}
-	return usageErr("%s: %s %v", cmd, flagName, err)
+// partFlag binds a flag that takes "i/n" (--shard, --segment) to *to,
+// read by parse, empty as none: a value that still holds "$(" is an index
+// its orchestrator did not substitute, and the refusal says how to mend
+// that.
+func partFlag[T any](to *T, parse func(string) (T, error)) *cli.Parsed[T] {
+	p := cli.Parse(to, "", func(s string) (T, error) {
+		v, err := parse(s)
+		if err != nil && strings.Contains(s, "$(") {
+			return v, fmt.Errorf("%q: the index was not substituted (in a Kubernetes Job, define JOB_COMPLETION_INDEX in the container's env)", s)
+		}
+		return v, err
+	})
+	p.ValueFirst = true
+	return p
 }
 
 // begin starts a command that stops at once on SIGINT or SIGTERM (see

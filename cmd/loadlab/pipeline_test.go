@@ -74,6 +74,8 @@ func TestRunPipelineFlags(t *testing.T) {
 			"tpl.yaml:8: dependencies.1.body: "},
 		{[]string{"--pipeline", p, "--strategy-file", sf}, `s.yaml:6: strategy.permits.geo: "geo" is not a dependency of pipeline two`},
 		{[]string{"--pipeline", p, "--permits", "geo=3"}, `a budget for "geo", which pipeline two`},
+		{[]string{"--pipeline", p, "--permits", "lookup=4,ledger=2", "--write-permits", "3"},
+			"run: --write-permits: names the lab's records, which pipeline two lacks: give its dependencies' budgets by name (lookup, ledger)"},
 		{[]string{"--strategy-file", sf, "--strategy", "C4"}, "--strategy and --strategy-file: give one"},
 		{[]string{"--pipeline", p, "--strategy-file", write("z.yaml", "strategy:\n  name: z\n  records_in_flight: 5\n  permits:\n    ledger: 0\n")},
 			"z.yaml:5: strategy.permits.ledger: 0 must be ≥ 1"},
@@ -133,6 +135,8 @@ func TestRunStrategyOverridesNameTheFlagGiven(t *testing.T) {
 		{[]string{"--strategy", "C1", "--rates", "geo=3"}, `--rates: geo: a budget for "geo", which pipeline lab (client/pipeline/lab.yaml) lacks: its dependencies are enrichment, records (strategy C1)`},
 		{[]string{"--records-in-flight", "-5"}, "--records-in-flight: -5 must be ≥ 1, or 0 for the runtime default, or -1 for unbounded (strategy C4)"},
 		{[]string{"--write-permits", "2", "--permits", "records=3"}, "--write-permits: records's budget is given by name too"},
+		{[]string{"--write-rate", "2", "--rates", "records=3"}, "run: --write-rate: records's budget is given by name too"},
+		{[]string{"--enrichment-permits", "-1"}, "run: --enrichment-permits: -1 must be ≥ 1 (or 0 for none)"},
 		{[]string{"--strategy", "C3", "--shared-permits", "0", "--write-permits", "2"}, "target unreachable"},
 		{[]string{"--strategy", "C5", "--adaptive", "records=off", "--write-permits", "3"}, "target unreachable"},
 	} {

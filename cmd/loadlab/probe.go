@@ -63,7 +63,7 @@ func probeOptions(args []string, stdout io.Writer) (probe.Options, error) {
 		"(sent with Content-Type application/json unless a --header sets it),\n"+
 		`e.g. '{"id":"{{.ID}}","complete":true}'`)
 	fs.Func("header", "extra request header 'Name: value' (repeatable)", cfg.AddHeader)
-	fs.StringVar(&o.Concurrency, "concurrency", "", "the steps, users in closed loop: numbers and ranges, e.g. 1-16,24,32,48,64\n(default 1 to --max-concurrency, one by one)")
+	fs.Var(cli.Parse(&cfg.Concurrency, "", probe.ParseConcurrency), "concurrency", "the steps, users in closed loop: numbers and ranges, e.g. 1-16,24,32,48,64\n(default 1 to --max-concurrency, one by one)")
 	fs.DurationVar(&cfg.Step, "step", cfg.Step, "measured length of each step")
 	fs.DurationVar(&cfg.WarmUp, "warm-up", cfg.WarmUp, "unmeasured warm-up before every step")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per-request timeout, from send to the end of the answer (a timeout is counted, not an error)")
@@ -73,8 +73,8 @@ func probeOptions(args []string, stdout io.Writer) (probe.Options, error) {
 	fs.Float64Var(&cfg.StopRejectionRatio, "stop-rejection-ratio", cfg.StopRejectionRatio, "stop after a step whose rejections exceed this fraction of its requests")
 	fs.Float64Var(&cfg.StopErrorRatio, "stop-error-ratio", cfg.StopErrorRatio, "stop after a step whose errors and timeouts exceed this fraction of its requests")
 	fs.DurationVar(&cfg.StopP99, "stop-p99", cfg.StopP99, "stop after a step whose p99 latency of successes exceeds this (0: no limit)")
-	fs.StringVar(&o.OKStatus, "ok-status", "", "statuses that count as success, comma-separated (default every 2xx)")
-	fs.StringVar(&o.RejectStatus, "reject-status", "", "statuses that count as rejections, comma-separated (default 503,429)")
+	fs.Var(cli.Parse(&cfg.OKStatuses, "", probe.ParseStatuses), "ok-status", "statuses that count as success, comma-separated (default every 2xx)")
+	fs.Var(cli.Parse(&cfg.RejectStatuses, "", probe.ParseStatuses), "reject-status", "statuses that count as rejections, comma-separated (default 503,429)")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as one JSON object (the plan and progress go to stderr)")
 	fs.StringVar(&o.Out, "out", "", "also write probe.json, probe.md and probe.html into this folder (created if missing)")
 	err := parse(args) // before o is read: the flags write into it

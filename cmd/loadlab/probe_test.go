@@ -157,11 +157,11 @@ func TestProbeBadInputExitsTwo(t *testing.T) {
 	}{
 		{nil, "--target: required (the URL to probe)"},
 		{[]string{"--target", srv.URL, "--concurrency", "1-100"}, "--concurrency: 65 is outside 1…64 (the max concurrency)"},
-		{[]string{"--target", srv.URL, "--concurrency", "4-2"}, `--concurrency: "4-2" is not a range FROM-TO with FROM ≤ TO`},
+		{[]string{"--target", srv.URL, "--concurrency", "4-2"}, `probe: --concurrency: "4-2" is not a range FROM-TO with FROM ≤ TO`},
 		{[]string{"--target", srv.URL, "--max-rate", "0"}, "--max-rate: 0 must be a finite number of requests per second above 0"},
 		{[]string{"--target", srv.URL, "--max-duration", "1s"}, "--max-duration: 1s is shorter than one step (warm-up 500ms + step 2s)"},
 		{[]string{"--target", srv.URL, "--header", "no colon"}, `probe: invalid value "no colon" for flag -header: "no colon" is not 'Name: value'`},
-		{[]string{"--target", srv.URL, "--reject-status", "5O3"}, `--reject-status: "5O3" is not an HTTP status`},
+		{[]string{"--target", srv.URL, "--reject-status", "5O3"}, `probe: --reject-status: "5O3" is not an HTTP status`},
 		{[]string{"--target", srv.URL, "--ok-status", "503"}, "--ok-status: 503 is also a rejection status"},
 		{[]string{"--target", srv.URL, "--body", "{{.Nope}}"},
 			`--body: template: body:1:2: executing "body" at <.Nope>: can't evaluate field Nope in type probe.BodyFields`},

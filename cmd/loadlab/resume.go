@@ -34,7 +34,10 @@ func (o *experimentOptions) fromLog() error {
 		return usageErr("experiment: --resume: %s holds the results of a finished experiment: nothing to resume (loadlab check %s checks them)", o.resume, o.resume)
 	}
 	inv := l.Invocation
-	o.file, o.hypotheses, o.overrides, o.shard, o.out = inv.File, inv.Hypotheses, inv.Overrides, inv.Shard, o.resume
+	o.file, o.hypotheses, o.overrides, o.out = inv.File, inv.Hypotheses, inv.Overrides, o.resume
+	if err := o.shardFlag.Set(inv.Shard); err != nil {
+		return usageErr("experiment: --shard %v", err)
+	}
 	o.calibration.Accept = o.calibration.Accept || inv.AcceptBias
 	o.calibration.AcceptUncalibrated = o.calibration.AcceptUncalibrated || inv.AcceptUncalibrated
 	o.log = l // its first line says what it resumes (runlog.Announce)
@@ -72,7 +75,7 @@ func (o *experimentOptions) continuing() error {
 // invocation is what this command begins an experiment with, as its run
 // log names it.
 func (o *experimentOptions) invocation() runlog.Invocation {
-	return runlog.Invocation{File: o.file, Hypotheses: o.hypotheses, Overrides: o.overrides, Shard: o.shard,
+	return runlog.Invocation{File: o.file, Hypotheses: o.hypotheses, Overrides: o.overrides, Shard: o.shardFlag.String(),
 		AcceptBias: o.calibration.Accept, AcceptUncalibrated: o.calibration.AcceptUncalibrated}.Absolute()
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
+	"github.com/loadlab/loadlab/cmd/internal/cli"
 	"github.com/loadlab/loadlab/experiments/compare"
 	"github.com/loadlab/loadlab/experiments/models"
 	"github.com/loadlab/loadlab/mockservice"
@@ -71,40 +73,36 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 	fs.IntVar(&sc.Requests, "requests", sc.Requests, "requests per workload")
 	fs.IntVar(&sc.Workers, "workers", sc.Workers, "server workers")
 	fs.DurationVar(&sc.Timeout, "timeout", sc.Timeout, "client timeout, from issue")
-	seeds := fs.String("seeds", fmt.Sprintf("%d-%d", sc.SeedFrom, sc.SeedTo), "workload seeds, FROM-TO (Mulberry32)")
-	limits := fs.String("limits", "1,4,8,48", "client concurrency limits, comma-separated (1 is sequential; ≥ requests is unbounded)")
-	durations := fs.String("durations", "75:80-240,20:241-500,5:800-1200",
+	var seeds [2]uint32
+	seedsFlag := cli.Parse(&seeds, fmt.Sprintf("%d-%d", sc.SeedFrom, sc.SeedTo), modelFlag(func(s string) (v [2]uint32, err error) {
+		v[0], v[1], err = models.ParseSeeds(s)
+		return v, err
+	}))
+	fs.Var(seedsFlag, "seeds", "workload seeds, FROM-TO (Mulberry32)")
+	fs.Var(cli.Parse(&sc.Limits, "1,4,8,48", modelFlag(models.ParseLimits)), "limits",
+		"client concurrency limits, comma-separated (1 is sequential; ≥ requests is unbounded)")
+	fs.Var(cli.Parse(&sc.Durations, "75:80-240,20:241-500,5:800-1200", modelFlag(models.ParseMixtureMs)), "durations",
 		"request durations: a mixture WEIGHT:LO-HI,... of whole-millisecond uniform ranges")
 	asJSON := fs.Bool("json", false, `print {"strategies": [...]} as JSON instead of the table; with --real {"time_scale", "workloads",
 "strategies": [{"name", "limit", "model", "real", "near_ties", "workloads_differing_…", "trials", "model_trials", …}]}`)
 	real := fs.Bool("real", false, "also replay the workloads over real HTTP and compare (default seeds 1-10)")
-	scale := fs.Float64("time-scale", 1, "with --real: multiply every duration by this, at least 0.05 (figures stay in lab ms)")
+	scale := cli.Optional[float64]{V: 1}
+	fs.Var(&scale, "time-scale", "with --real: multiply every duration by this, at least 0.05 (figures stay in lab ms)")
 	if err := parse(args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *real && !set["seeds"] {
-		*seeds = "1-10"
+	if *real && !seedsFlag.Given {
+		seeds = [2]uint32{1, 10}
 	}
-	var err error
-	if sc.SeedFrom, sc.SeedTo, err = models.ParseSeeds(*seeds); err != nil {
-		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
-	}
-	if sc.Limits, err = models.ParseLimits(*limits); err != nil {
-		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
-	}
-	if sc.Durations, err = models.ParseMixtureMs(*durations); err != nil {
-		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
-	}
+	sc.SeedFrom, sc.SeedTo = seeds[0], seeds[1]
 	if err := sc.Validate(); err != nil {
 		return usageErr("%v", concurrencyNames.Rename(compare.ModelField(err)))
 	}
-	if set["time-scale"] && !*real {
+	if scale.Given && !*real {
 		return usageErr("--time-scale: only with --real (the model runs in simulated time)")
 	}
 	if *real {
-		return replayConcurrency(compare.ConcurrencyReplay{Scenario: sc, TimeScale: *scale}, *asJSON, stdout)
+		return replayConcurrency(compare.ConcurrencyReplay{Scenario: sc, TimeScale: scale.V}, *asJSON, stdout)
 	}
 	rep, err := models.SimulateConcurrency(sc)
 	if err != nil {
@@ -114,6 +112,18 @@ func simulateConcurrency(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return compare.WriteConcurrencyTable(stdout, sc, rep)
+}
+
+// modelFlag is parse with its refusal as the flag's: the models name the
+// field of a bad value, the flag set the flag.
+func modelFlag[T any](parse func(string) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) {
+		v, err := parse(s)
+		if fe := (*models.FieldError)(nil); errors.As(err, &fe) {
+			err = fe.Err
+		}
+		return v, err
+	}
 }
 
 func simulateAdmission(args []string, stdout io.Writer) error {

@@ -147,15 +147,20 @@ type Text interface {
 
 // textFlagError is flag's "invalid value V for flag -NAME: WHY" as
 // "--NAME: WHY" when NAME is a Text flag, whose WHY names the value
-// already (as the errors found after parsing name their flag); err as it
-// is otherwise.
+// already (as the errors found after parsing name their flag), or as
+// "--NAME WHY" when WHY begins with the value (a Parsed flag's
+// ValueFirst); err as it is otherwise.
 func textFlagError(fs *flag.FlagSet, err error) error {
 	m := invalidValue.FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}
-	if f := fs.Lookup(m[1]); f == nil || !isText(f.Value) {
+	f := fs.Lookup(m[1])
+	if f == nil || !isText(f.Value) {
 		return err
+	}
+	if vf, ok := f.Value.(interface{ valueFirst() bool }); ok && vf.valueFirst() {
+		return fmt.Errorf("--%s %s", m[1], m[2])
 	}
 	return fmt.Errorf("--%s: %s", m[1], m[2])
 }

@@ -30,8 +30,6 @@ var runFlags = field.Names{
 	"target": "--target", "records": "--records", "call_timeout": "--call-timeout", "permit_timeout": "--permit-timeout",
 	"run_id": "--run-id", "time_scale": "--time-scale", "duration": "--duration", "phases": "--phases", "call_urls": "--call-url",
 	"strategy.records_in_flight": "--records-in-flight", "strategy.shared_permits": "--shared-permits",
-	"strategy.enrichment_permits": "--enrichment-permits", "strategy.write_permits": "--write-permits",
-	"strategy.enrichment_rate": "--enrichment-rate", "strategy.write_rate": "--write-rate",
 	"strategy.permits": "--permits", "strategy.rates": "--rates", "strategy.adaptive": "--adaptive",
 	"strategy.retries": "--retries", "strategy.retries.budget": "--retry-budget",
 }
@@ -211,8 +209,12 @@ func (o *runOptions) config() (records.Config, error) {
 	if err != nil {
 		return cfg, usageErr("run: %v", err)
 	}
-	if cfg.Strategy, err = s.With(o.overrides(), p); err != nil {
-		return cfg, usageErr("run: %v", runFlags.Rename(err))
+	over, names, err := o.overrides(p)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Strategy, err = s.With(over, p); err != nil {
+		return cfg, usageErr("run: %v", names.Rename(err))
 	}
 	o.timeFlags(&cfg)
 	if err := cfg.Validate(); err != nil { // before the fault proxies start

@@ -9,17 +9,20 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/budgets"
+	"github.com/loadlab/loadlab/client/pipeline"
 	"github.com/loadlab/loadlab/client/strategy"
 	"github.com/loadlab/loadlab/cmd/internal/cli"
+	"github.com/loadlab/loadlab/mockservice/api"
+	"github.com/loadlab/loadlab/mockservice/field"
 )
 
 // overrides are the strategy flags given, as the strategy package takes
-// them (each parsed already, as its flag was; Strategy.With checks them
-// against the strategy and the pipeline).
-func (o *runOptions) overrides() strategy.Overrides {
-	over := strategy.Overrides{RecordsInFlight: given(&o.inFlight), SharedPermits: given(&o.shared),
-		EnrichmentPermits: given(&o.enrichPermits), WritePermits: given(&o.writePerms),
-		EnrichmentRate: given(&o.enrichRate), WriteRate: given(&o.writeRate)}
+// them for a run of pipeline p (each parsed already, as its flag was;
+// Strategy.With checks them against the strategy and the pipeline), and
+// the flags its errors name: runFlags, and the lab's budgets' flags by
+// the budget each sets.
+func (o *runOptions) overrides(p *pipeline.Pipeline) (strategy.Overrides, field.Names, error) {
+	over := strategy.Overrides{RecordsInFlight: given(&o.inFlight), SharedPermits: given(&o.shared)}
 	if o.permits.M != nil {
 		over.Permits = map[string]int{}
 		for k, v := range o.permits.M {
@@ -31,7 +34,61 @@ func (o *runOptions) overrides() strategy.Overrides {
 	}
 	over.Adaptive = o.adaptive.limits
 	over.Retries = o.retries.overrides()
-	return over
+	names, err := o.labBudgets(&over, p)
+	return over, names, err
+}
+
+// labBudgets folds the flags of the lab's dependencies' budgets
+// (--enrichment-permits, --write-permits, --enrichment-rate, --write-rate)
+// into over's Permits and Rates, as --permits and --rates give them by
+// name, and returns runFlags with each budget set so named by its flag. A
+// flag is refused, naming it, for a pipeline p that lacks its dependency,
+// when --permits or --rates names the dependency too, or for a value no
+// budget has.
+func (o *runOptions) labBudgets(over *strategy.Overrides, p *pipeline.Pipeline) (field.Names, error) {
+	names := maps.Clone(runFlags)
+	for _, lab := range []struct {
+		flag, dep string
+		permits   *cli.Optional[int]
+		rate      *cli.Optional[float64]
+	}{
+		{"enrichment-permits", api.Enrichment, &o.enrichPermits, nil},
+		{"write-permits", api.Records, &o.writePerms, nil},
+		{"enrichment-rate", api.Enrichment, nil, &o.enrichRate},
+		{"write-rate", api.Records, nil, &o.writeRate},
+	} {
+		_, byName := o.permits.M[lab.dep]
+		if lab.rate != nil {
+			_, byName = o.rates.M[lab.dep]
+		}
+		switch {
+		case (lab.permits == nil || !lab.permits.Given) && (lab.rate == nil || !lab.rate.Given):
+			continue
+		case p.Dependency(lab.dep) == nil:
+			return names, usageErr("run: --%s: names the lab's %s, which pipeline %s lacks: give its dependencies' budgets by name (%s)",
+				lab.flag, lab.dep, p.Name, strings.Join(p.Names(), ", "))
+		case byName:
+			return names, usageErr("run: --%s: %s's budget is given by name too: give it once", lab.flag, lab.dep)
+		case lab.permits != nil && lab.permits.V < 0:
+			return names, usageErr("run: --%s: %d must be ≥ 1 (or 0 for none)", lab.flag, lab.permits.V)
+		case lab.rate != nil && (lab.rate.V < 0 || math.IsNaN(lab.rate.V) || math.IsInf(lab.rate.V, 0)):
+			return names, usageErr("run: --%s: %v must be ≥ 0 (0 for none)", lab.flag, lab.rate.V)
+		}
+		if lab.permits != nil {
+			if over.Permits == nil {
+				over.Permits = map[string]int{}
+			}
+			over.Permits[lab.dep] = lab.permits.V
+			names["strategy.permits."+lab.dep] = "--" + lab.flag
+		} else {
+			if over.Rates == nil {
+				over.Rates = map[string]float64{}
+			}
+			over.Rates[lab.dep] = lab.rate.V
+			names["strategy.rates."+lab.dep] = "--" + lab.flag
+		}
+	}
+	return names, nil
 }
 
 // given is the flag's value when it was given, else nil.
