@@ -81,10 +81,18 @@ type ScenarioList []string
 
 // UnmarshalYAML takes each entry's name.
 func (l *ScenarioList) UnmarshalYAML(n *yaml.Node) error {
+	names, err := entryNames(n, "scenarios", "a scenario of changes needs a name", "give a name, or a name and the copies' changes")
+	*l = names
+	return err
+}
+
+// entryNames are the names of list's entries, each a name or a mapping
+// with one (named needs otherwise; give for an entry of another kind).
+func entryNames(n *yaml.Node, list, needs, give string) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
-		return fmt.Errorf("line %d: scenarios: give a list", n.Line)
+		return nil, fmt.Errorf("line %d: %s: give a list", n.Line, list)
 	}
-	var out ScenarioList
+	var out []string
 	for i, e := range n.Content {
 		switch e.Kind {
 		case yaml.ScalarNode:
@@ -92,15 +100,14 @@ func (l *ScenarioList) UnmarshalYAML(n *yaml.Node) error {
 		case yaml.MappingNode:
 			name, _ := mapValue(e, "name")
 			if name == nil || name.Kind != yaml.ScalarNode || name.Value == "" {
-				return fmt.Errorf("line %d: scenarios[%d]: a scenario of changes needs a name", e.Line, i)
+				return nil, fmt.Errorf("line %d: %s[%d]: %s", e.Line, list, i, needs)
 			}
 			out = append(out, name.Value)
 		default:
-			return fmt.Errorf("line %d: scenarios[%d]: give a name, or a name and the copies' changes", e.Line, i)
+			return nil, fmt.Errorf("line %d: %s[%d]: %s", e.Line, list, i, give)
 		}
 	}
-	*l = out
-	return nil
+	return out, nil
 }
 
 // mapValue is the value of key in mapping n, and its key's node.

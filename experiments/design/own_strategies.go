@@ -2,7 +2,6 @@ package design
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -21,26 +20,9 @@ type StrategyList []string
 
 // UnmarshalYAML takes each entry's name.
 func (l *StrategyList) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.SequenceNode {
-		return fmt.Errorf("line %d: strategies: give a list", n.Line)
-	}
-	var out StrategyList
-	for i, e := range n.Content {
-		switch e.Kind {
-		case yaml.ScalarNode:
-			out = append(out, e.Value)
-		case yaml.MappingNode:
-			name, _ := mapValue(e, "name")
-			if name == nil || name.Kind != yaml.ScalarNode || name.Value == "" {
-				return fmt.Errorf("line %d: strategies[%d]: a strategy given inline needs a name", e.Line, i)
-			}
-			out = append(out, name.Value)
-		default:
-			return fmt.Errorf("line %d: strategies[%d]: give a name, or a strategy inline (name, records_in_flight, permits…)", e.Line, i)
-		}
-	}
-	*l = out
-	return nil
+	names, err := entryNames(n, "strategies", "a strategy given inline needs a name", "give a name, or a strategy inline (name, records_in_flight, permits…)")
+	*l = names
+	return err
 }
 
 // inlineStrategy is a strategy given inline: as decoded, and where.
