@@ -49,22 +49,27 @@ type MockProcess struct {
 	// N accepted writes replayed", and any torn last line).
 	Replayed string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	grace time.Duration // a stopped process's time to exit before it is killed
+	mu    sync.Mutex
+	proc  *proc // the one last started
 }
 
 // StartMockProcess starts cfg's mock service as a child process on a
 // loopback port of the system's choosing, with its store in a new
 // temporary directory under StoreParent().
 func StartMockProcess(bin string, cfg config.Config) (*MockProcess, error) {
+	return startMockProcess(bin, cfg, stopGrace)
+}
+
+// startMockProcess is StartMockProcess with a stopped process's grace.
+func startMockProcess(bin string, cfg config.Config, grace time.Duration) (*MockProcess, error) {
 	dir, err := os.MkdirTemp(StoreParent(), "loadlab-store-")
 	if err != nil {
 		return nil, fmt.Errorf("mock process: store directory: %w", err)
 	}
 	cfg.Store = filepath.Join(dir, "records.wal")
 	cfg.Listen = "127.0.0.1:0"
-	m := &MockProcess{bin: bin, cfg: cfg, Dir: dir}
+	m := &MockProcess{bin: bin, cfg: cfg, Dir: dir, grace: grace}
 	if err := m.start(cfg.Seed); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -100,6 +105,21 @@ func StoreParent() string {
 	return os.TempDir()
 }
 
+// stopGrace is how long the process, asked to stop (SIGTERM: it closes
+// its store and exits), has before it is killed (SIGKILL).
+const stopGrace = 10 * time.Second
+
+// proc is one start of the process. Its command is bound to a context
+// whose end asks it to stop (SIGTERM) and kills it grace later (os/exec's
+// Cancel and WaitDelay), as the runner stops its client; exited closes
+// once its output is read to its end and it is waited for, in drain, the
+// one place it is.
+type proc struct {
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	exited chan struct{}
+}
+
 // start starts the process with seed and waits for its base URL.
 func (m *MockProcess) start(seed uint32) error {
 	cfg := m.cfg
@@ -108,73 +128,100 @@ func (m *MockProcess) start(seed uint32) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(m.bin)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, m.bin)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = m.grace
 	cmd.Env = append(os.Environ(), EnvMockProcess+"="+string(raw))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		cancel()
 		return err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return fmt.Errorf("mock process: %w", err)
 	}
-	exited := make(chan struct{})
+	p := &proc{cmd: cmd, cancel: cancel, exited: make(chan struct{})}
 	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		first := ""
-		if sc.Scan() {
-			first = sc.Text()
-		}
-		lines <- first
-		// Keep the pipe drained to its end, then wait: os/exec closes the
-		// pipe in Wait, so reading must be done first.
-		_, _ = io.Copy(io.Discard, out)
-		_ = cmd.Wait()
-		close(exited)
-	}()
+	go p.drain(out, lines)
 	select {
 	case first := <-lines:
 		ready, err := readMockReady(first)
 		if err != nil {
-			_ = cmd.Process.Kill()
-			<-exited
+			p.kill()
 			return fmt.Errorf("mock process did not start: %s", cmp.Or(strings.TrimSpace(stderr.String()), err.Error()))
 		}
 		m.mu.Lock()
-		m.cmd, m.exited, m.URL, m.Replayed = cmd, exited, ready.URL, ready.Replayed()
+		m.proc, m.URL, m.Replayed = p, ready.URL, ready.Replayed()
 		m.mu.Unlock()
 		return nil
 	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
+		p.kill()
 		return errors.New("mock process did not print its address within 30 s")
 	}
 }
 
-// Restart stops the process with signal (SignalTerm or SignalKill), waits for it to exit, and starts it again on the same
-// address with seed: the store it replays holds every write it had
-// acknowledged.
-func (m *MockProcess) Restart(ctx context.Context, sig phases.Signal, seed uint32) (replayed string, err error) {
-	m.mu.Lock()
-	cmd, exited := m.cmd, m.exited
-	m.mu.Unlock()
-	s := syscall.SIGTERM
+// drain sends the process's first line of output on first, reads the rest
+// to its end and then waits for the process: os/exec closes the pipe in
+// Wait, so reading must be done first, and a process blocked on a full
+// pipe would never exit.
+func (p *proc) drain(out io.Reader, first chan<- string) {
+	defer close(p.exited)
+	defer p.cancel() // after Wait: it only releases the context
+	sc := bufio.NewScanner(out)
+	line := ""
+	if sc.Scan() {
+		line = sc.Text()
+	}
+	first <- line
+	_, _ = io.Copy(io.Discard, out)
+	_ = p.cmd.Wait()
+}
+
+// kill ends a process that did not start (SIGKILL) and waits for it.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// stop ends the process with sig and waits for it to exit, or for ctx to
+// end. SignalKill kills it at once: the crash a restart simulates. Any
+// other signal ends its context: it is asked to stop (SIGTERM) and killed
+// if it has not exited after the grace.
+func (p *proc) stop(ctx context.Context, sig phases.Signal) error {
+	select {
+	case <-p.exited: // already gone (an earlier restart failed to start it)
+		return nil
+	default:
+	}
 	if sig == phases.SignalKill {
-		s = syscall.SIGKILL
+		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("mock process: signal %s: %w", sig, err)
+		}
+	} else {
+		p.cancel()
 	}
 	select {
-	case <-exited: // already gone (an earlier restart failed to start it): start it
-	default:
-		if err := cmd.Process.Signal(s); err != nil {
-			return "", fmt.Errorf("mock process: signal %s: %w", sig, err)
-		}
-		select {
-		case <-exited:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+	case <-p.exited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Restart stops the process with signal (SignalTerm: asked, and killed
+// after a grace if it has not exited; SignalKill: killed at once), waits
+// for it to exit, and starts it again on the same address with seed: the
+// store it replays holds every write it had acknowledged.
+func (m *MockProcess) Restart(ctx context.Context, sig phases.Signal, seed uint32) (replayed string, err error) {
+	m.mu.Lock()
+	p := m.proc
+	m.mu.Unlock()
+	if err := p.stop(ctx, sig); err != nil {
+		return "", err
 	}
 	// The address was ours a moment ago; a new listener may still race
 	// with the old one's teardown: try for a while.
@@ -188,21 +235,16 @@ func (m *MockProcess) Restart(ctx context.Context, sig phases.Signal, seed uint3
 	return "", err
 }
 
-// Stop ends the process gracefully and removes its store.
+// Stop ends the process gracefully (SIGTERM, and SIGKILL after the grace)
+// and removes its store.
 func (m *MockProcess) Stop() error {
 	m.mu.Lock()
-	cmd, exited := m.cmd, m.exited
+	p := m.proc
 	m.mu.Unlock()
 	defer os.RemoveAll(m.Dir)
-	if cmd == nil {
+	if p == nil {
 		return nil
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
+	_ = p.stop(context.Background(), phases.SignalTerm)
 	return nil
 }

@@ -40,7 +40,7 @@ func TestMockProcessOutputIsReadToItsEnd(t *testing.T) {
 		t.Errorf("ready line read as %q, %q; want http://127.0.0.1:4242, %q", m.URL, m.Replayed, want)
 	}
 	m.mu.Lock()
-	exited := m.exited
+	exited := m.proc.exited
 	m.mu.Unlock()
 	select {
 	case <-exited:
