@@ -83,15 +83,15 @@ func (s Spec) validateOwnPhased(name string, p phases.PhasedScenario) *problem {
 // the copy as fitted as the copy itself would take it live.
 func (s Spec) validateCopySet(l loc, ph phases.Phase) *problem {
 	for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-		ch, err := own.PhaseChanges(phases.Phase{Set: map[string]any{dep: ph.Set[dep]}})
+		ch, err := own.ChangeOf(ph.Set[dep])
 		if err != nil {
-			return fail(l.in("set", dep), errors.Unwrap(err))
+			return fail(l.in("set", dep), err)
 		}
-		if pr := s.validateChange(l.in("set", dep), dep, ch[dep]); pr != nil {
+		if pr := s.validateChange(l.in("set", dep), dep, ch); pr != nil {
 			return pr
 		}
 		v := s.Own.Copies[dep]
-		body, err := yaml.Marshal(own.CopyPatch(dep, ch[dep].Apply(v)))
+		body, err := yaml.Marshal(own.CopyPatch(dep, ch.Apply(v)))
 		if err == nil {
 			_, err = config.ApplyVirtualPatch(body, dep, v.Live())
 		}

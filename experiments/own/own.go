@@ -121,17 +121,23 @@ func DecodeChange(v *yaml.Node) (CopyChange, error) {
 func PhaseChanges(ph phases.Phase) (map[string]CopyChange, error) {
 	out := map[string]CopyChange{}
 	for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-		var n yaml.Node
-		if err := n.Encode(ph.Set[dep]); err != nil {
-			return nil, fmt.Errorf("%s: %w", dep, err)
-		}
-		ch, err := DecodeChange(&n)
+		ch, err := ChangeOf(ph.Set[dep])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dep, err)
 		}
 		out[dep] = ch
 	}
 	return out, nil
+}
+
+// ChangeOf is one copy's change as a phase's set gives it (decoded as
+// DecodeChange decodes a scenario's).
+func ChangeOf(v any) (CopyChange, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return CopyChange{}, err
+	}
+	return DecodeChange(&n)
 }
 
 // CopyPatch is PATCH /admin/config's body that gives the copy called

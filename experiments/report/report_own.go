@@ -147,8 +147,8 @@ func ownPhaseLines(sp design.Spec, sc string, lines []phaseLine) []phaseLine {
 			continue
 		}
 		var each []string
-		for _, dep := range slices.Sorted(maps.Keys(ph.Set)) {
-			ch, _ := own.PhaseChanges(ph) // validated at load
+		ch, _ := own.PhaseChanges(ph) // validated at load
+		for _, dep := range slices.Sorted(maps.Keys(ch)) {
 			text := changeText(ch[dep], sp.Own.Copies[dep], shapes[i][dep])
 			if text == "" {
 				text = "as fitted"

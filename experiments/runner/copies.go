@@ -73,7 +73,7 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 		rec.Status, rec.Reason = resultsfile.RunFailed, err.Error()
 		return rec
 	}
-	shaped, urls, stop, err := ex.startCopies(c.Scenario, rec.Seed, scale)
+	_, urls, stop, err := ex.startCopies(c.Scenario, rec.Seed, scale)
 	if err != nil {
 		return fail(fmt.Errorf("virtual copies: %w", err))
 	}
@@ -82,7 +82,7 @@ func (ex *execution) runCopies(ctx context.Context, scale float64, c design.Cell
 	for name, url := range urls {
 		copies[name] = ex.mockClient(url)
 	}
-	quietFor := copiesQuietLimit(append(spec.PhaseCopies(c.Scenario), shaped), scale)
+	quietFor := copiesQuietLimit(spec.PhaseCopies(c.Scenario), scale) // the copies as they start, and each later phase
 	before := waitQuiet(ctx, copies, quietFor)
 	rec.QuietBefore = &before
 	lim, err := ex.cpuLimit(c, &rec)
