@@ -28,7 +28,7 @@ virtual:
 records: 100000
 duration: 6s
 runs: 3
-time_scale: 0.1
+time_scale: 0.5
 call_timeout: 200s
 permit_timeout: 100s
 seed: 1
