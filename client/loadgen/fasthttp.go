@@ -77,7 +77,7 @@ func (f *fastHTTP) newConn() conn {
 			if err != nil {
 				return nil, err
 			}
-			c.wire = &timedConn{Conn: nc, clock: f.clock}
+			c.wire = &timedConn{Conn: newRawWire(nc), clock: f.clock}
 			return c.wire, nil
 		},
 	}
