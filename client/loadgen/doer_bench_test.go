@@ -132,7 +132,7 @@ func BenchmarkDoer(b *testing.B) {
 					conn := d.newConn()
 					for i := range ids {
 						id := requestID(i)
-						status, _, err := conn.do(context.Background(), time.Now().Add(10*time.Second), id, body(id))
+						status, _, err := conn.do(context.Background(), time.Now().Add(10*time.Second), id)
 						if err != nil || status != http.StatusOK {
 							failed.Store(i, fmt.Sprint(status, err))
 						}

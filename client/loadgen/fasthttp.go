@@ -15,8 +15,9 @@ import (
 
 // fastHTTP is the client on github.com/valyala/fasthttp: each sender gets
 // a host client of its own with one connection, so the time the
-// connection last wrote is its request's write time; requests and
-// responses are pooled, nothing is allocated per request. A run's end or
+// connection last wrote is its request's write time; each sender's request
+// (its URI parsed once) and response are its own and reused, only the id
+// and the body changing, so nothing is allocated per request. A run's end or
 // interruption is noticed at the request's deadline.
 type fastHTTP struct {
 	addr  string
@@ -107,6 +108,10 @@ type fastConn struct {
 	// for the host client's first Dial to return.
 	dialled net.Conn
 	dialErr error
+	// req and resp are reused by every request; body is req's body.
+	req  *fasthttp.Request
+	resp *fasthttp.Response
+	body []byte
 }
 
 var _ dialer = (*fastConn)(nil)
@@ -115,18 +120,20 @@ var _ dialer = (*fastConn)(nil)
 // returns the error, if any, as its own.
 func (c *fastConn) dial() { c.dialled, c.dialErr = c.open() }
 
-func (c *fastConn) do(ctx context.Context, deadline time.Time, id string, body []byte) (int, time.Time, error) {
+func (c *fastConn) do(ctx context.Context, deadline time.Time, id string) (int, time.Time, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(c.uri)
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.Header.SetContentType("application/json")
+	if c.req == nil {
+		c.req, c.resp = &fasthttp.Request{}, &fasthttp.Response{}
+		c.req.SetRequestURI(c.uri)
+		c.req.Header.SetMethod(fasthttp.MethodPost)
+		c.req.Header.SetContentType("application/json")
+	}
+	req, resp := c.req, c.resp
 	req.Header.Set(api.HeaderRequestID, id)
-	req.SetBodyRaw(body)
+	c.body = appendBody(c.body[:0], id)
+	req.SetBodyRaw(c.body)
 	if c.wire != nil {
 		c.wire.wrote = time.Time{}
 	}

@@ -78,7 +78,7 @@ func TestSendLagIsTakenAtTheWrite(t *testing.T) {
 // the run's context has been marked done.
 type cutAtRunEnd struct{ runEnd time.Time }
 
-func (c cutAtRunEnd) do(context.Context, time.Time, string, []byte) (int, time.Time, error) {
+func (c cutAtRunEnd) do(context.Context, time.Time, string) (int, time.Time, error) {
 	time.Sleep(time.Until(c.runEnd))
 	return 0, time.Now(), fasthttp.ErrTimeout
 }

@@ -21,12 +21,13 @@ type client interface {
 	close()
 }
 
-// conn makes one request at a time for one sender: POST body, carrying the
-// request id, to the target until deadline. It returns the HTTP status (0
+// conn makes one request at a time for one sender: POST the load body for
+// the request id (see appendBody), carrying the id, to the target until
+// deadline. It returns the HTTP status (0
 // when no answer came), when the request had been written to the
 // connection (zero when it never was), and the error.
 type conn interface {
-	do(ctx context.Context, deadline time.Time, id string, body []byte) (status int, wrote time.Time, err error)
+	do(ctx context.Context, deadline time.Time, id string) (status int, wrote time.Time, err error)
 	// gaveUp reports whether err means the deadline passed first.
 	gaveUp(err error) bool
 }
@@ -57,7 +58,8 @@ func newNetHTTP(target *url.URL, conns int, clock Clock, dial transport.Dialer) 
 
 var contentTypeJSON = []string{"application/json"}
 
-func (n *netHTTP) do(ctx context.Context, deadline time.Time, id string, body []byte) (int, time.Time, error) {
+func (n *netHTTP) do(ctx context.Context, deadline time.Time, id string) (int, time.Time, error) {
+	body := appendBody(nil, id)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var wrote atomic.Int64 // unix nanoseconds, by the clock
@@ -102,11 +104,10 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 
 func (r *bodyReader) Close() error { return nil }
 
-// body is what every load request carries, valid for both stations:
-// {"record_id":ID,"step":1,"id":ID,"complete":true}. Ids are the
+// appendBody appends to b what every load request carries, valid for both
+// stations: {"record_id":ID,"step":1,"id":ID,"complete":true}. Ids are the
 // generator's own ("load-" and digits), so they need no escaping.
-func body(id string) []byte {
-	b := make([]byte, 0, 64+2*len(id))
+func appendBody(b []byte, id string) []byte {
 	b = append(b, `{"record_id":"`...)
 	b = append(b, id...)
 	b = append(b, `","step":1,"id":"`...)
@@ -129,7 +130,7 @@ func runEnded(ctx context.Context) bool {
 // send makes one request on c and records what the client saw of it. The
 // send lag (late start) is taken when the request has been written.
 func (g *generator) send(runCtx context.Context, c conn, req *request) (Reply, time.Time) {
-	status, wrote, err := c.do(runCtx, req.deadline, req.id, body(req.id))
+	status, wrote, err := c.do(runCtx, req.deadline, req.id)
 	now := g.clock.Now()
 	reply := ReplyTransport
 	switch {
