@@ -12,12 +12,12 @@ import (
 // instead of syscall.Syscall). They cannot: the socket is non-blocking,
 // and a read or write that would wait returns EAGAIN, after which the
 // goroutine waits on the runtime's network poller as net.Conn's own would
-// (syscall.RawConn), deadlines included. Measured on one core at 10,000
-// requests/s, the open generator's CPU a request fell by a third with the
-// reads made so (the writes alone changed nothing): a call marked as
-// possibly blocking lets the scheduler hand the core's processor to
-// another thread, and on one core each hand-off is thread switches that
-// send nothing.
+// (syscall.RawConn), deadlines included. A call marked as possibly
+// blocking lets the scheduler hand the core's processor to another
+// thread, and on one core each hand-off is thread switches that send
+// nothing: with the reads made so, the open generator's CPU a request at
+// 10,000/s fell by about a third (the writes alone changed nothing; see
+// deploy/README.md, BenchmarkOpen).
 type rawWire struct {
 	*net.TCPConn
 	rc syscall.RawConn

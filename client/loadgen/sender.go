@@ -23,9 +23,9 @@ type client interface {
 
 // conn makes one request at a time for one sender: POST the load body for
 // the request id (see appendBody), carrying the id, to the target until
-// deadline. It returns the HTTP status (0
-// when no answer came), when the request had been written to the
-// connection (zero when it never was), and the error.
+// deadline. It returns the HTTP status (0 when no answer came), when the
+// request had been written to the connection (zero when it never was),
+// and the error.
 type conn interface {
 	do(ctx context.Context, deadline time.Time, id string) (status int, wrote time.Time, err error)
 	// gaveUp reports whether err means the deadline passed first.
