@@ -15,9 +15,9 @@ import (
 // (syscall.RawConn), deadlines included. A call marked as possibly
 // blocking lets the scheduler hand the core's processor to another
 // thread, and on one core each hand-off is thread switches that send
-// nothing: with the reads made so, the open generator's CPU a request at
-// 10,000/s fell by about a third (the writes alone changed nothing; see
-// deploy/README.md, BenchmarkOpen).
+// nothing: with both made so, the open generator's CPU a request at
+// 10,000/s fell by about a third, where either alone did little or
+// nothing (see deploy/README.md, BenchmarkOpen).
 type rawWire struct {
 	*net.TCPConn
 	rc syscall.RawConn
@@ -72,7 +72,9 @@ func (w *rawWire) Write(p []byte) (int, error) {
 	written := 0
 	var errno syscall.Errno
 	err := w.rc.Write(func(fd uintptr) bool {
-		raceWrite(fd, p)
+		if written == 0 { // not again after waiting for room
+			raceWrite(fd, p)
+		}
 		for written < len(p) {
 			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
 			switch e {
